@@ -7,7 +7,11 @@
 ``seed data alfworld --generate N`` writes N train games (and validation games) with
 the procedural generator, offline, in the same layout. By default they go where
 ``gym.make("seed/ALFWorld-v0", difficulty=...)`` looks for them, so the env finds
-them already made.
+them already made, and leaves each game's translation in the env's disk cache.
+
+``seed data alfworld --precompile`` translates the games already at ``--data-dir`` into
+that disk cache (with ``--workers`` processes), so that no env pays a game's first
+translation; worth it once after a download.
 """
 
 from __future__ import annotations
@@ -26,6 +30,11 @@ def add_cli_arguments(parser: argparse.ArgumentParser) -> None:
         "--data-dir", help="where to put the release (default: $ALFWORLD_DATA or ~/.cache/alfworld)"
     )
     parser.add_argument("--force", action="store_true", help="overwrite files that are already there")
+    parser.add_argument(
+        "--precompile",
+        action="store_true",
+        help="translate the games at --data-dir into the env's disk cache (no download)",
+    )
     gen = parser.add_argument_group("offline generation")
     gen.add_argument(
         "--generate", type=int, metavar="N", help="generate N train games instead of downloading"
@@ -52,14 +61,35 @@ def add_cli_arguments(parser: argparse.ArgumentParser) -> None:
     gen.add_argument(
         "--out", default=None, help="output directory (default: the env's cache for this setting)"
     )
-    gen.add_argument("--workers", type=int, default=1, help="generator processes (default: 1)")
+    parser.add_argument("--workers", type=int, default=1, help="processes for --generate/--precompile (default: 1)")
 
 
 def _default_valid(n: int, cap: int) -> int:
     return min(cap, max(6, n // 10))
 
 
+def _precompile(root: str, workers: int) -> int:
+    from seed_envs.alfworld.data import ALFWorldDataError
+    from seed_envs.alfworld.precompile import precompile_games
+
+    def progress(done: int, total: int) -> None:
+        if done % max(1, total // 20) == 0 or done == total:
+            print(f"  {done}/{total} games translated", file=sys.stderr)
+
+    try:
+        summary = precompile_games(root, workers=workers, progress=progress)
+    except ALFWorldDataError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
 def run_cli(args: argparse.Namespace) -> int:
+    if args.precompile and args.generate is None:
+        from seed_envs.alfworld.data import default_download_dir
+
+        return _precompile(str(args.data_dir or default_download_dir()), args.workers)
     if args.generate is None:
         from seed_envs.alfworld.data import GENERATE_COMMAND, download_release
         from seed_envs.download import DownloadError

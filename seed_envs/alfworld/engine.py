@@ -18,8 +18,11 @@ What upstream recomputes on *every* reset, and we compute once per game:
   (``set_state_id``) instead of reloading the SAS task; the Python-side facts of
   the initial state are kept and added back in upstream's order.
 
-A :class:`GameCache` holds translations (in memory, LRU, and optionally on disk)
-and parsed grammars; any number of :class:`CachedPddlEnv` can share one.
+A :class:`GameCache` holds translations (in memory, LRU, and on disk) and parsed
+grammars; any number of :class:`CachedPddlEnv` can share one. The disk copy
+(:func:`default_disk_dir`) means a game is translated once per machine, not once per
+process: the generator leaves each game's translation there as it checks the game, and
+``seed data alfworld --precompile`` translates a downloaded release ahead of time.
 
 One more shortcut, in :meth:`CachedPddlEnv.step`: a command that is not one of the
 current state's valid commands changes nothing in upstream's engine (it answers
@@ -35,13 +38,15 @@ import json
 import os
 import pickle
 import sys
+import zlib
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from seed_envs.files import atomic_path
+from seed_envs.files import atomic_write_bytes
+from seed_envs.paths import cache_dir
 
 INSTALL_HINT = "pip install 'seed-agentic-rl[alfworld]'  (alfworld==0.4.2, textworld[pddl])"
 
@@ -68,7 +73,22 @@ finally:
         os.environ["ALFWORLD_DATA"] = _user_alfworld_data
 
 #: Bump when what is pickled to the disk cache changes shape.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
+
+#: Names the directory of the on-disk translation cache; "off" (or 0, none, empty) disables it.
+DISK_CACHE_ENV = "SEED_ALFWORLD_DISK_CACHE"
+_DISABLED = {"", "0", "off", "none", "false", "no"}
+
+
+def default_disk_dir() -> Path | None:
+    """Where translations are kept on disk: ``$SEED_ALFWORLD_DISK_CACHE``, else
+    ``<seed cache>/alfworld/translations``; None when the variable says ``off``."""
+    value = os.environ.get(DISK_CACHE_ENV)
+    if value is None:
+        return cache_dir("alfworld", "translations")
+    if value.strip().lower() in _DISABLED:
+        return None
+    return Path(value).expanduser()
 
 
 def _digest(*parts: str) -> str:
@@ -121,10 +141,11 @@ class GameCache:
     """Translations and parsed grammars, shared by every env that uses this cache.
 
     ``max_games`` bounds the compiled games kept in memory (least recently used goes
-    first). ``disk_dir``, when set, also keeps each translation as a pickle keyed by
-    a hash of (domain, problem, engine versions), so another process, or a later run,
-    skips the translation too. The pickles are written and read by this library
-    only; point ``disk_dir`` at a directory only you can write.
+    first). ``disk_dir``, when set, also keeps each translation as a compressed pickle
+    keyed by a hash of (domain, problem, engine versions), so another process, or a
+    later run, skips the translation too (about 60-80 KB per ALFWorld-sized game, read
+    back in a few ms). The pickles are written and read by this library only; point
+    ``disk_dir`` at a directory only you can write.
     """
 
     def __init__(self, max_games: int = 64, disk_dir: str | Path | None = None) -> None:
@@ -145,8 +166,7 @@ class GameCache:
         path = self._disk_path(key)
         if path is None:
             return
-        with atomic_path(path) as tmp, tmp.open("wb") as f:
-            pickle.dump(found, f, protocol=pickle.HIGHEST_PROTOCOL)
+        atomic_write_bytes(path, zlib.compress(pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL), 1))
 
     def translation(self, domain: str, problem: str) -> tuple[str, Translation]:
         """The plain translation of (domain, problem); the replanner's comes on demand
@@ -155,8 +175,7 @@ class GameCache:
         path = self._disk_path(key)
         if path is not None and path.is_file():
             try:
-                with path.open("rb") as f:
-                    found = pickle.load(f)
+                found = pickle.loads(zlib.decompress(path.read_bytes()))
                 if isinstance(found, Translation):
                     self.stats["disk_hits"] += 1
                     return key, found
@@ -204,11 +223,10 @@ _DEFAULT_CACHE: GameCache | None = None
 
 
 def default_game_cache() -> GameCache:
-    """The process-wide cache (memory only unless ``SEED_ALFWORLD_DISK_CACHE`` names a directory)."""
+    """The process-wide cache, on disk at :func:`default_disk_dir` (read when first built)."""
     global _DEFAULT_CACHE
     if _DEFAULT_CACHE is None:
-        disk = os.environ.get("SEED_ALFWORLD_DISK_CACHE") or None
-        _DEFAULT_CACHE = GameCache(disk_dir=disk)
+        _DEFAULT_CACHE = GameCache(disk_dir=default_disk_dir())
     return _DEFAULT_CACHE
 
 

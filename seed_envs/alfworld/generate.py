@@ -368,6 +368,9 @@ def plan_and_check(game: Mapping[str, Any], relevant_problem: str) -> list[str] 
     if _SOLVER_ENV is None:
         _SOLVER_ENV = engine.make_game_env(engine.request_infos(), cache=engine.GameCache(max_games=4))
     env = _SOLVER_ENV
+    # The translation made here is kept on disk, so the env's first reset of this game
+    # (in any process) reads it instead of translating again.
+    env.unwrapped.cache.disk_dir = engine.default_disk_dir()
     env.load(game)
     state = env.reset()
     if state["won"]:
