@@ -54,6 +54,7 @@ from seed_envs.alfworld.goals import candidate_goals, goal_receptacles, is_unsee
 from seed_envs.alfworld.problem import Receptacle, Scene, TaskSpec, Thing, problem_text
 from seed_envs.core import SPLITS, check_split, stable_seed
 from seed_envs.files import atomic_write_text
+from seed_envs.parallel import map_in_processes
 
 #: Part of every RNG seed and of the cache directory: bump it when a change would alter
 #: generated games. 2: rooms without fixtures (``tiny``) are built around their goal.
@@ -434,20 +435,9 @@ def generate_dataset(
         for split in SPLITS
         for index in range(source.count(split))
     ]
-    if workers > 1 and len(jobs) > 1:
-        from concurrent.futures import ProcessPoolExecutor
-        from multiprocessing import get_context
-
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-            finished = pool.map(_ensure_game, jobs, chunksize=4)
-            for done, split in enumerate(finished, 1):
-                if progress is not None:
-                    progress(split, done, total)
-    else:
-        for done, job in enumerate(jobs, 1):
-            split = _ensure_game(job)
-            if progress is not None:
-                progress(split, done, total)
+    for done, split in enumerate(map_in_processes(_ensure_game, jobs, workers), 1):
+        if progress is not None:
+            progress(split, done, total)
     elapsed = time.perf_counter() - start
     return {
         "root": str(source.root),

@@ -18,6 +18,7 @@ from typing import Any
 
 from seed_envs.alfworld.data import ALFWorldDataError, collect_games
 from seed_envs.core import SPLITS
+from seed_envs.parallel import map_in_processes
 
 
 def _translate_file(job: tuple[str, str | None]) -> str:
@@ -61,20 +62,9 @@ def precompile_games(
     jobs = [(f, str(target)) for f in files]
     start = time.perf_counter()
     counts = {"translations": 0, "disk_hits": 0}
-    if workers > 1 and len(jobs) > 1:
-        from concurrent.futures import ProcessPoolExecutor
-        from multiprocessing import get_context
-
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-            results = pool.map(_translate_file, jobs, chunksize=8)
-            for done, outcome in enumerate(results, 1):
-                counts[outcome] += 1
-                if progress is not None:
-                    progress(done, len(jobs))
-    else:
-        for done, job in enumerate(jobs, 1):
-            counts[_translate_file(job)] += 1
-            if progress is not None:
-                progress(done, len(jobs))
+    for done, outcome in enumerate(map_in_processes(_translate_file, jobs, workers, chunksize=8), 1):
+        counts[outcome] += 1
+        if progress is not None:
+            progress(done, len(jobs))
     elapsed = time.perf_counter() - start
     return {"root": str(root), "disk_dir": str(target), "games": len(jobs), **counts, "seconds": elapsed}
