@@ -225,3 +225,21 @@ def test_type_reward_thresholds():
 def test_range_priced_product_needs_a_price():
     with pytest.raises(ValueError, match="price="):
         purchase_reward(_goal(), _product(pricing=[10.0, 20.0]), {}, type_matcher="lexicon")
+
+
+def test_spacy_fallback_warning_is_given_once_per_process_tree():
+    import os
+    import subprocess
+    import sys
+
+    from seed_envs.webshop.nouns import FALLBACK_WARNED_ENV
+
+    call = "import logging; logging.basicConfig(); from seed_envs.webshop.nouns import get_type_matcher; "
+    child = call + "print(get_type_matcher('auto').name)"
+    parent = child + f"; import subprocess, sys; subprocess.run([sys.executable, '-c', {child!r}])"
+    env = {k: v for k, v in os.environ.items() if k != FALLBACK_WARNED_ENV}
+    done = subprocess.run([sys.executable, "-c", parent], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    if done.stdout.split() != ["lexicon-v1", "lexicon-v1"]:
+        pytest.skip("a spaCy model is installed, so there is no fallback to warn about")
+    assert done.stderr.count("using the lexicon-v1 approximation") == 1

@@ -31,6 +31,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_SPACY_MODEL = "en_core_web_sm"
 SPACY_MODEL_ENV = "WEBSHOP_SPACY_MODEL"
 NOUN_TAGS = ("PNOUN", "NOUN", "PROPN")  # the benchmark's own list, "PNOUN" included
+#: Set once the fallback warning has been given; worker processes started afterwards inherit
+#: it and log the fallback at debug level instead of repeating the warning.
+FALLBACK_WARNED_ENV = "SEED_WEBSHOP_FALLBACK_WARNED"
 
 
 class TypeMatcher(Protocol):
@@ -102,7 +105,8 @@ def get_type_matcher(kind: str = "auto") -> TypeMatcher:
     """The type matcher for ``kind``: ``"auto"``, ``"spacy"``, ``"spacy:MODEL"`` or ``"lexicon"``.
 
     ``auto`` uses spaCy when spaCy and the model are installed and otherwise the lexicon
-    approximation, with a warning. ``spacy`` raises an ImportError/OSError that says how
+    approximation, with a warning (once per process tree: processes started after it
+    only log it at debug level). ``spacy`` raises an ImportError/OSError that says how
     to install the model. One matcher is built per process and kind.
     """
     if kind == "lexicon":
@@ -123,7 +127,10 @@ def get_type_matcher(kind: str = "auto") -> TypeMatcher:
     try:
         return get_type_matcher("spacy")
     except (ImportError, OSError) as error:
-        logger.warning(
+        quiet = FALLBACK_WARNED_ENV in os.environ
+        os.environ[FALLBACK_WARNED_ENV] = "1"
+        logger.log(
+            logging.DEBUG if quiet else logging.WARNING,
             "WebShop type reward: spaCy model unavailable (%s); using the %s approximation. "
             "Rewards can differ from the benchmark's; see seed_envs/webshop/README.md.",
             str(error).splitlines()[0],
