@@ -19,6 +19,7 @@ For small (``easy``) and ALFWorld-sized (``full``) generated games, in one proce
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing as mp
 import os
@@ -27,6 +28,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -194,15 +196,29 @@ def _memory(kind: str, split_dir: Path) -> dict[str, float]:
     return result
 
 
+@contextlib.contextmanager
+def _translations_in(tmp: Path) -> Iterator[Path]:
+    """Point the env's disk cache at ``tmp/translations`` (not the user's cache) while the block runs;
+    the generator leaves each game's translation there."""
+    from seed_envs.alfworld.engine import DISK_CACHE_ENV
+
+    before = os.environ.get(DISK_CACHE_ENV)
+    os.environ[DISK_CACHE_ENV] = str(tmp / "translations")
+    try:
+        yield tmp / "translations"
+    finally:
+        if before is None:
+            os.environ.pop(DISK_CACHE_ENV, None)
+        else:
+            os.environ[DISK_CACHE_ENV] = before
+
+
 def run_benchmark(quick: bool = False) -> dict[str, Any]:
     """Time and size our env against upstream's on freshly generated games; return the figures."""
     counts = {"small": 2, "alfworld_sized": 2} if quick else {"small": 6, "alfworld_sized": 4}
     passes = 2 if quick else 3
     results: dict[str, Any] = {"quick": quick, "settings": {}}
-    with tempfile.TemporaryDirectory(prefix="bench-alfworld-") as tmp:
-        # The generator leaves each game's translation here (not in the user's cache).
-        disk_dir = Path(tmp) / "translations"
-        os.environ["SEED_ALFWORLD_DISK_CACHE"] = str(disk_dir)
+    with tempfile.TemporaryDirectory(prefix="bench-alfworld-") as tmp, _translations_in(Path(tmp)) as disk_dir:
         for name, difficulty in SETTINGS.items():
             t = time.perf_counter()
             split_dir = _make_games(Path(tmp) / name, difficulty, counts[name])

@@ -14,11 +14,12 @@ import io
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
 from seed_agent.chat import IMAGE_PLACEHOLDER, ChatPrompt, Message, Section
 from seed_agent.policies.base import Policy, SamplingParams
+from seed_envs.http_json import JsonRequestHandler
 
 
 def prompt_from_messages(messages: list[dict[str, Any]], continue_final: bool) -> tuple[ChatPrompt, list[Any]]:
@@ -57,30 +58,19 @@ def _decode_image(url: str) -> Any:
     return Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB")
 
 
-def make_handler(policy: Policy, model_name: str) -> type[BaseHTTPRequestHandler]:
+def make_handler(policy: Policy, model_name: str) -> type[JsonRequestHandler]:
     lock = threading.Lock()
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:  # quiet
-            return
-
-        def _send(self, code: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode("utf-8")
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonRequestHandler):
         def do_GET(self) -> None:
             if self.path.rstrip("/") == "/v1/models":
-                self._send(200, {"object": "list", "data": [{"id": model_name, "object": "model"}]})
+                self.send_json(200, {"object": "list", "data": [{"id": model_name, "object": "model"}]})
             else:
-                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                self.send_json(404, {"error": {"message": f"no route {self.path}"}})
 
         def do_POST(self) -> None:
             if self.path.rstrip("/") != "/v1/chat/completions":
-                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                self.send_json(404, {"error": {"message": f"no route {self.path}"}})
                 return
             try:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
@@ -91,7 +81,7 @@ def make_handler(policy: Policy, model_name: str) -> type[BaseHTTPRequestHandler
                     stop=tuple(body.get("stop") or ()), seed=body.get("seed"),
                 )
             except (KeyError, TypeError, ValueError, json.JSONDecodeError) as error:
-                self._send(400, {"error": {"message": f"bad request: {error}"}})
+                self.send_json(400, {"error": {"message": f"bad request: {error}"}})
                 return
             with lock:
                 completion = policy.generate([prompt], images=[images], sampling=sampling)[0]
@@ -108,7 +98,7 @@ def make_handler(policy: Policy, model_name: str) -> type[BaseHTTPRequestHandler
                 choice["logprobs"] = {"content": [{"token": str(t), "logprob": lp}
                                                   for t, lp in zip(completion.token_ids, completion.logprobs,
                                                                    strict=False)]}
-            self._send(200, {
+            self.send_json(200, {
                 "id": f"chatcmpl-{time.time_ns()}", "object": "chat.completion", "created": int(time.time()),
                 "model": model_name, "choices": [choice],
                 "usage": {"prompt_tokens": completion.prompt_tokens,

@@ -68,16 +68,20 @@ def _default_valid(n: int, cap: int) -> int:
     return min(cap, max(6, n // 10))
 
 
+def _print_progress(done: int, total: int, what: str) -> None:
+    """Print about twenty progress lines over a run, and the last one."""
+    if done % max(1, total // 20) == 0 or done == total:
+        print(f"  {done}/{total} games {what}", file=sys.stderr)
+
+
 def _precompile(root: str, workers: int) -> int:
     from seed_envs.alfworld.data import ALFWorldDataError
     from seed_envs.alfworld.precompile import precompile_games
 
-    def progress(done: int, total: int) -> None:
-        if done % max(1, total // 20) == 0 or done == total:
-            print(f"  {done}/{total} games translated", file=sys.stderr)
-
     try:
-        summary = precompile_games(root, workers=workers, progress=progress)
+        summary = precompile_games(
+            root, workers=workers, progress=lambda done, total: _print_progress(done, total, "translated")
+        )
     except ALFWorldDataError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
@@ -120,12 +124,9 @@ def run_cli(args: argparse.Namespace) -> int:
         else _default_valid(args.generate, 134),
     }
     out = args.out or generated_root(args.difficulty, args.seed, task_types)
-    total = sum(counts.values())
-    step = max(1, total // 20)
 
     def progress(split: str, done: int, total: int) -> None:
-        if done % step == 0 or done == total:
-            print(f"  {done}/{total} games ({split})", file=sys.stderr)
+        _print_progress(done, total, f"({split})")
 
     print(f"generating {counts} ({args.difficulty}, seed {args.seed}) into {out}", file=sys.stderr)
     summary = generate_dataset(

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
+from seed_envs.http_json import JsonRequestHandler
 from seed_envs.searchqa.retrievers.base import MAX_TOPK, Retriever, RetrieverError
 
 #: Largest request body accepted (bytes) and most queries per request.
@@ -76,32 +77,21 @@ class RetrievalServer(ThreadingHTTPServer):
         return {"result": [[doc.to_json(with_score=return_scores) for doc in row] for row in results]}
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonRequestHandler):
     server: RetrievalServer
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: object) -> None:
-        pass  # quiet: one line per request would swamp training logs
-
-    def _send(self, status: int, payload: dict) -> None:
-        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
     def do_GET(self) -> None:
         if self.path.rstrip("/") in ("", "/health"):
-            self._send(
+            self.send_json(
                 200, {"status": "ok", "retriever": self.server.retriever.name, "endpoint": "POST /retrieve"}
             )
         else:
-            self._send(404, {"error": f"no such path {self.path!r}; use POST /retrieve"})
+            self.send_json(404, {"error": f"no such path {self.path!r}; use POST /retrieve"})
 
     def do_POST(self) -> None:
         if self.path.split("?")[0].rstrip("/") != "/retrieve":
-            self._send(404, {"error": f"no such path {self.path!r}; use POST /retrieve"})
+            self.send_json(404, {"error": f"no such path {self.path!r}; use POST /retrieve"})
             return
         try:
             length = int(self.headers.get("Content-Length") or 0)
@@ -109,12 +99,12 @@ class _Handler(BaseHTTPRequestHandler):
             length = -1
         if not 0 <= length <= MAX_BODY_BYTES:
             self.close_connection = True
-            self._send(413, {"error": f"the body must be 0..{MAX_BODY_BYTES} bytes with a Content-Length"})
+            self.send_json(413, {"error": f"the body must be 0..{MAX_BODY_BYTES} bytes with a Content-Length"})
             return
         body = self.rfile.read(length)
         try:
-            self._send(200, self.server.answer(body))
+            self.send_json(200, self.server.answer(body))
         except RequestError as error:
-            self._send(error.status, {"error": str(error)})
+            self.send_json(error.status, {"error": str(error)})
         except RetrieverError as error:
-            self._send(503, {"error": f"retriever failed: {error}"})
+            self.send_json(503, {"error": f"retriever failed: {error}"})
