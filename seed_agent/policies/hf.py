@@ -282,8 +282,8 @@ def sample_tokens(logits: torch.Tensor, sampling: SamplingParams, generator: tor
         z = z.masked_fill(z < kth, float("-inf"))
     if sampling.top_p < 1.0:
         sorted_z, order = torch.sort(z, descending=True, dim=-1)
-        cumulative = torch.softmax(sorted_z, dim=-1).cumsum(dim=-1)
-        drop = cumulative - torch.softmax(sorted_z, dim=-1) >= sampling.top_p  # keep the token crossing top_p
+        sorted_probs = torch.softmax(sorted_z, dim=-1)
+        drop = sorted_probs.cumsum(dim=-1) - sorted_probs >= sampling.top_p  # keep the token crossing top_p
         sorted_z = sorted_z.masked_fill(drop, float("-inf"))
         z = torch.full_like(z, float("-inf")).scatter(-1, order, sorted_z)
     probs = torch.softmax(z, dim=-1)

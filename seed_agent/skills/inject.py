@@ -54,15 +54,16 @@ def inject_within_budget(
     """
     if not isinstance(skill, Skill):
         return h, None
-    candidate = skill
-    if count_tokens(inject(h, candidate, step)) <= max_tokens:
-        return inject(h, candidate, step), candidate
-    candidate = Skill(candidate.episode_skill, candidate.episode_summary, ())
+    tried = inject(h, skill, step)
+    if count_tokens(tried) <= max_tokens:
+        return tried, skill
+    candidate = Skill(skill.episode_skill, skill.episode_summary, ())
     chars = len(candidate.episode_skill)
     while True:
         prompt = inject(h, candidate, step)
-        if count_tokens(prompt) <= max_tokens:
+        if prompt != tried and count_tokens(prompt) <= max_tokens:  # a prompt already tried does not fit
             return prompt, candidate
+        tried = prompt
         if chars <= MIN_SKILL_CHARS:
             return h, None
         chars = max(MIN_SKILL_CHARS, chars // 2)
