@@ -17,11 +17,11 @@ images). Text-only back ends reject prompts that ask for images.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from seed_agent.chat import ChatPrompt
+from seed_agent.chat import IMAGE_PLACEHOLDER, ChatPrompt
 
 #: One prompt's images (numpy HxWx3 uint8 arrays or PIL images), in placeholder order.
 PromptImages = Sequence[Any]
@@ -107,3 +107,34 @@ def check_images(prompts: Sequence[ChatPrompt], images: Sequence[PromptImages | 
             raise ValueError("this policy is text-only; build the prompt with visual=False")
         out.append(given)
     return out
+
+
+def content_parts(text: str, image_part: Callable[[int], dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """``text`` as chat-template content parts: its text pieces, with ``image_part(i)`` at the
+    i-th :data:`~seed_agent.chat.IMAGE_PLACEHOLDER` (default ``{"type": "image"}``)."""
+    parts: list[dict[str, Any]] = []
+    for i, piece in enumerate(text.split(IMAGE_PLACEHOLDER)):
+        if i:
+            parts.append(image_part(i - 1) if image_part is not None else {"type": "image"})
+        if piece:
+            parts.append({"type": "text", "text": piece})
+    return parts
+
+
+def render_chat(tokenizer: Any, prompt: ChatPrompt, with_images: bool) -> str:
+    """The prompt as a local model reads it: chat template, assistant header, prefill.
+    ``with_images`` writes image placeholders as image parts for a VLM's template."""
+    messages: list[dict[str, Any]] = list(prompt.messages())
+    if with_images:
+        messages = [{"role": m["role"], "content": content_parts(m["content"])} for m in messages]
+    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True) + prompt.prefill
+
+
+def to_pil(image: Any) -> Any:
+    """An RGB PIL image from an HxWx3 uint8 array or a PIL image."""
+    import numpy as np
+    from PIL import Image
+
+    if not isinstance(image, Image.Image):
+        image = Image.fromarray(np.asarray(image, dtype=np.uint8))
+    return image.convert("RGB")

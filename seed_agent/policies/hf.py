@@ -23,11 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
 
-from seed_agent.chat import IMAGE_PLACEHOLDER, ChatPrompt
-from seed_agent.policies.base import Completion, PromptImages, SamplingParams, check_images
+from seed_agent.chat import ChatPrompt
+from seed_agent.policies.base import Completion, PromptImages, SamplingParams, check_images, render_chat, to_pil
 
 #: Chat-template end-of-turn tokens that also end a reply.
 END_OF_TURN_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>")
@@ -96,11 +95,7 @@ class TransformersPolicy:
 
     def render(self, prompt: ChatPrompt) -> str:
         """The prompt as the model reads it: chat template, assistant header, prefill."""
-        messages = prompt.messages()
-        if self.image_processor is not None:
-            messages = [{"role": m["role"], "content": _content_parts(m["content"])} for m in messages]
-        text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        return text + prompt.prefill
+        return render_chat(self.tokenizer, prompt, with_images=self.image_processor is not None)
 
     def count_tokens(self, prompt: ChatPrompt) -> int:
         """Prompt length in tokens; each image counts as ``tokens_per_image``."""
@@ -116,7 +111,7 @@ class TransformersPolicy:
             text = self.render(prompt)
             inputs: dict[str, torch.Tensor] = {}
             if imgs:
-                inputs = dict(self.image_processor(images=[_pil(i) for i in imgs], return_tensors="pt"))
+                inputs = dict(self.image_processor(images=[to_pil(i) for i in imgs], return_tensors="pt"))
                 text = self._expand_image_tokens(text, inputs["image_grid_thw"])
                 inputs = {"pixel_values": inputs["pixel_values"], "image_grid_thw": inputs["image_grid_thw"]}
             ids.append(self.tokenizer(text, add_special_tokens=False)["input_ids"])
@@ -314,29 +309,11 @@ def _cut_after_stop(text: str, stop: Sequence[str]) -> str:
     return text[: min(ends)] if ends else text
 
 
-def _content_parts(content: str) -> list[dict[str, str]]:
-    parts: list[dict[str, str]] = []
-    for i, piece in enumerate(content.split(IMAGE_PLACEHOLDER)):
-        if i:
-            parts.append({"type": "image"})
-        if piece:
-            parts.append({"type": "text", "text": piece})
-    return parts
-
-
 def _merge_vision(vision: Sequence[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
     present = [v for v in vision if v]
     if not present:
         return {}
     return {key: torch.cat([v[key] for v in present], dim=0) for key in present[0]}
-
-
-def _pil(image: Any) -> Any:
-    from PIL import Image
-
-    if isinstance(image, Image.Image):
-        return image.convert("RGB")
-    return Image.fromarray(np.asarray(image, dtype=np.uint8)).convert("RGB")
 
 
 def _pad_id(tokenizer: Any) -> int:

