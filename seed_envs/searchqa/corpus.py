@@ -41,6 +41,11 @@ def _line_offsets(path: Path) -> np.ndarray:
     return np.asarray(offsets, dtype=np.int64)
 
 
+def passage_id(record: dict, index: int) -> str:
+    """A passage's id: its ``id`` field, else its line number ``index`` (among non-blank lines)."""
+    return str(record.get("id", index))
+
+
 class Corpus:
     """Random access to the passages of a jsonl corpus file."""
 
@@ -91,12 +96,14 @@ class Corpus:
     def doc(self, index: int, score: float = 0.0) -> Doc:
         """Passage ``index`` as a :class:`Doc` (id defaults to the line number)."""
         record = self.record(index)
-        return Doc(id=str(record.get("id", index)), contents=record["contents"], score=float(score))
+        return Doc(id=passage_id(record, index), contents=record["contents"], score=float(score))
 
-    def contents(self) -> Iterator[str]:
-        """Every passage's ``contents``, in order (streamed, for indexing)."""
+    def items(self) -> Iterator[tuple[str, str]]:
+        """``(id, contents)`` of every passage, in order (streamed, for indexing; ids as
+        :meth:`doc` gives them)."""
         for index in range(len(self)):
-            yield self.record(index)["contents"]
+            record = self.record(index)
+            yield passage_id(record, index), record["contents"]
 
     def close(self) -> None:
         if isinstance(self._map, mmap.mmap):

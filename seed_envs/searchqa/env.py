@@ -37,8 +37,9 @@ from seed_envs.searchqa.protocol import (
     parse_turn,
 )
 from seed_envs.searchqa.retrievers import Doc, Retriever, shared_retriever
+from seed_envs.searchqa.retrievers.base import check_topk
 from seed_envs.searchqa.scoring import extract_answer, score_answer
-from seed_envs.searchqa.source import DataSource, resolve_source
+from seed_envs.searchqa.source import DataSource, resolve_source, task_id_of
 
 PathLike = str | os.PathLike[str]
 
@@ -71,10 +72,7 @@ class SearchQAEnv(SeedEnv):
             self.retriever = shared_retriever(
                 retriever, self.source.corpus_path, **dict(retriever_options or {})
             )
-        if isinstance(topk, bool) or not isinstance(topk, int) or topk < 1:
-            raise ValueError(f"topk must be a positive int, got {topk!r}")
-        self.topk = topk
-        self._ids: dict[str, dict[str, int]] = {}
+        self.topk = check_topk(topk)
         self._record: QARecord | None = None
         self._searches = 0
         self._prefetched: dict[str, list[Doc]] = {}
@@ -85,15 +83,10 @@ class SearchQAEnv(SeedEnv):
         """The QA records of a split (loaded once per process)."""
         return self.source.records(split)
 
-    def _index(self, split: str) -> dict[str, int]:
-        if split not in self._ids:
-            self._ids[split] = {self.task_id_of(r): i for i, r in enumerate(self.records(split))}
-        return self._ids[split]
-
     @staticmethod
     def task_id_of(record: QARecord) -> str:
         """The stable task id of a QA record: ``<source>:<id>``."""
-        return f"{record.source}:{record.id}"
+        return task_id_of(record)
 
     def task_count(self, split: str) -> int:
         return len(self.records(split))
@@ -112,7 +105,7 @@ class SearchQAEnv(SeedEnv):
         for split in (requested, self.split, *SPLITS):
             if split not in self.source.split_files:
                 continue
-            index = self._index(split).get(task_id)
+            index = self.source.index(split).get(task_id)
             if index is not None:
                 self._record = self.records(split)[index]
                 break

@@ -36,9 +36,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 from seed_envs.files import staged_dir
-from seed_envs.searchqa.world import GENERATOR_VERSION, QA_SPLITS, World, WorldConfig
+from seed_envs.searchqa.world import GENERATOR_VERSION, World, WorldConfig
 
-__all__ = ["PRESETS", "QA_SPLITS", "World", "WorldConfig", "ensure_world", "generate_world", "world_config"]
+__all__ = ["PRESETS", "World", "WorldConfig", "ensure_world", "generate_world", "world_config"]
 
 #: The named worlds. ``world-easy`` is for CPU-scale RL with small models: single-hop
 #: questions only, no distractor sentences, a 2,000-passage corpus.
@@ -128,6 +128,6 @@ def ensure_world(
 
         root = cache_dir("searchqa", "worlds")
     out_dir = Path(root) / config.key()
-    if (out_dir / "world.json").exists():
+    if _is_world(out_dir):
         return out_dir
     return generate_world(config, out_dir)

@@ -6,7 +6,8 @@
   with the wiki-18 corpus unless ``corpus`` names another file;
 - explicit ``qa_files`` (``{split: path or [paths]}``) plus a ``corpus`` file.
 
-Loaded QA records are cached per process, so the envs of one worker share them.
+Loaded QA records, and the index from task id to record, are cached per process, so
+the envs of one worker share them.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from pathlib import Path
 
 from seed_envs.core import SPLITS, check_split
 from seed_envs.searchqa.data import (
+    DATASET_FILES,
+    MIXES,
     MissingDataError,
     QARecord,
     SearchDataError,
@@ -27,7 +30,7 @@ from seed_envs.searchqa.data import (
     qa_files_for,
     wiki18_path,
 )
-from seed_envs.searchqa.generate import PRESETS
+from seed_envs.searchqa.generate import PRESETS, ensure_world
 
 PathLike = str | os.PathLike[str]
 
@@ -41,15 +44,34 @@ class DataSource:
     split_files: Mapping[str, tuple[tuple[str, Path], ...]]
 
     def records(self, split: str) -> tuple[QARecord, ...]:
+        """The QA records of a split (loaded once per process)."""
+        return _load_records(self._files(split))
+
+    def index(self, split: str) -> Mapping[str, int]:
+        """Each record's task id (:func:`task_id_of`) -> its position in :meth:`records`
+        (built once per process; do not modify it)."""
+        return _load_index(self._files(split))
+
+    def _files(self, split: str) -> tuple[tuple[str, Path], ...]:
         files = self.split_files.get(check_split(split))
         if not files:
             raise SearchDataError(f"dataset {self.name!r} has no QA files for split {split!r}")
-        return _load_records(files)
+        return files
+
+
+def task_id_of(record: QARecord) -> str:
+    """The stable task id of a QA record: ``<source>:<id>``."""
+    return f"{record.source}:{record.id}"
 
 
 @lru_cache(maxsize=32)
 def _load_records(files: tuple[tuple[str, Path], ...]) -> tuple[QARecord, ...]:
     return tuple(load_qa_files(files))
+
+
+@lru_cache(maxsize=32)
+def _load_index(files: tuple[tuple[str, Path], ...]) -> dict[str, int]:
+    return {task_id_of(record): i for i, record in enumerate(_load_records(files))}
 
 
 def resolve_source(
@@ -70,27 +92,13 @@ def resolve_source(
             split_files[split] = tuple((Path(p).stem, Path(p)) for p in paths)
         return DataSource("custom", Path(corpus), split_files)
     if dataset in PRESETS:
-        from seed_envs.searchqa.generate import ensure_world
-
         folder = ensure_world(dataset, root=data_dir)
         split_files = {s: ((f"{dataset}/{s}", folder / f"{s}.jsonl"),) for s in SPLITS}
         return DataSource(dataset, Path(corpus) if corpus else folder / "corpus.jsonl", split_files)
     try:
         check_dataset(dataset)
     except SearchDataError:
-        known = ", ".join(
-            [
-                *PRESETS,
-                "nq",
-                "triviaqa",
-                "popqa",
-                "hotpotqa",
-                "2wikimultihopqa",
-                "musique",
-                "bamboogle",
-                "nq_hotpotqa",
-            ]
-        )
+        known = ", ".join([*PRESETS, *DATASET_FILES, *MIXES])
         raise SearchDataError(f"unknown dataset {dataset!r}; known datasets: {known}") from None
     root = Path(data_dir) if data_dir is not None else None
     corpus_path = Path(corpus) if corpus is not None else wiki18_path(root)

@@ -10,11 +10,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from seed_envs.core import stable_bucket, stable_seed
+from seed_envs.core import SPLITS, stable_bucket, stable_seed
 from seed_envs.searchqa import world_text as wt
 
 GENERATOR_VERSION = 2
-QA_SPLITS = ("train", "valid_seen", "valid_unseen")
 
 #: Entity-valued relations: name -> (subject kind, object kind).
 RELATIONS = {
@@ -421,7 +420,7 @@ class World:
             "valid_seen": config.valid_questions,
             "valid_unseen": config.valid_questions,
         }
-        out: dict[str, list[dict]] = {split: [] for split in QA_SPLITS}
+        out: dict[str, list[dict]] = {split: [] for split in SPLITS}
         facts: set[tuple] = set()
         for source, (region_set, single_chains, multi_chains) in plans.items():
             targets = ("train", "valid_seen") if source == "train" else ("valid_unseen",)

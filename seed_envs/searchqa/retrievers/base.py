@@ -69,7 +69,7 @@ def clean_queries(queries: Sequence[str]) -> list[str]:
 
 
 def check_topk(topk: int) -> int:
-    """``topk`` as an int in ``[1, MAX_TOPK]``, else ValueError."""
+    """``topk`` if it is an int in ``[1, MAX_TOPK]``; TypeError if it is no int, else ValueError."""
     if isinstance(topk, bool) or not isinstance(topk, int):
         raise TypeError(f"topk must be an int, got {type(topk).__name__}")
     if not 1 <= topk <= MAX_TOPK:

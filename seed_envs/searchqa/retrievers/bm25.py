@@ -23,17 +23,17 @@ Passages with score 0 (no query term in common) are not returned, as in Lucene.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from seed_envs.retrieval.analyzer import LUCENE_STOP_WORDS, LuceneEnglishAnalyzer
-from seed_envs.retrieval.bm25 import SCORE_CELLS_PER_CHUNK, Bm25Index, index_dir_for, require_bm25s
+from seed_envs.retrieval.bm25 import Bm25Index, index_dir_for, require_bm25s
 from seed_envs.searchqa.corpus import Corpus, file_fingerprint
 from seed_envs.searchqa.retrievers.base import Doc, Retriever, RetrieverError
 
-__all__ = ["SCORE_CELLS_PER_CHUNK", "Bm25sRetriever", "index_root"]
+__all__ = ["Bm25sRetriever", "index_root"]
 
 
 def _stopword_list(stopwords: str | Sequence[str] | None) -> list[str]:
@@ -78,7 +78,6 @@ class Bm25sRetriever(Retriever):
         self.corpus_path = Path(corpus_path)
         self.k1, self.b = k1, b
         self.stopwords = sorted(self.analyzer.stopwords)
-        self.stemmer = stemmer
         if not self.corpus_path.is_file():
             Corpus(self.corpus_path)  # raises MissingDataError naming the file
         root = Path(cache_root) if cache_root is not None else index_root()
@@ -86,7 +85,10 @@ class Bm25sRetriever(Retriever):
         self.corpus = Corpus(self.corpus_path, offsets_cache=self.index_dir.with_suffix(".offsets.npy"))
         if not len(self.corpus):
             raise RetrieverError(f"corpus {self.corpus_path} has no passages")
-        self.index = Bm25Index.open(self._id_and_contents, self.index_dir, analyzer=self.analyzer, k1=k1, b=b)
+        # Memory-mapped: the vector workers of a machine share one copy of the score matrix.
+        self.index = Bm25Index.open(
+            self.corpus.items, self.index_dir, analyzer=self.analyzer, k1=k1, b=b, mmap=True
+        )
         self.model = self.index.model
         self.num_docs = self.index.num_docs
         if self.num_docs != len(self.corpus):
@@ -95,19 +97,9 @@ class Bm25sRetriever(Retriever):
                 f"{len(self.corpus)}; delete the index folder to rebuild it"
             )
 
-    def _id_and_contents(self) -> Iterator[tuple[str, str]]:
-        """``(id, contents)`` of every passage, in order (ids as :meth:`Corpus.doc` gives them)."""
-        for index in range(len(self.corpus)):
-            record = self.corpus.record(index)
-            yield str(record.get("id", index)), record["contents"]
-
     def tokenize(self, queries: list[str]) -> list[list[str]]:
         """Queries as lists of analysed tokens (Lucene's English analyzer)."""
         return self.index.tokenize(queries)
-
-    def token_ids(self, queries: list[str]) -> list[np.ndarray]:
-        """Each query's vocabulary ids (tokens absent from the corpus are dropped)."""
-        return self.index.token_ids(queries)
 
     def scores(self, queries: list[str]) -> np.ndarray:
         """Lucene's float32 BM25 score of every passage for each query, shape (len(queries), num_docs)."""

@@ -66,7 +66,6 @@ class DenseRetriever(Retriever):
         show_progress: bool = False,
     ) -> None:
         faiss, sentence_transformer = _require()
-        self._faiss = faiss
         self.corpus_path = Path(corpus_path)
         if not self.corpus_path.is_file():
             Corpus(self.corpus_path)  # raises MissingDataError naming the file

@@ -64,7 +64,6 @@ class PyseriniRetriever(Retriever):
                     raise RetrieverError(str(error)) from None
         self.index_dir = Path(index_dir)
         self.lucene = LuceneBm25(self.index_dir, k1, b)
-        self.searcher = self.lucene.searcher
         self._ids: dict[str, int] | None = None
 
     def _contents(self, docid: str) -> Doc | None:
@@ -74,7 +73,7 @@ class PyseriniRetriever(Retriever):
             if isinstance(record.get("contents"), str):
                 return Doc(str(record.get("id", docid)), record["contents"])
         if self._ids is None:  # an index without raw documents: look the id up in the corpus
-            self._ids = {str(self.corpus.record(i).get("id", i)): i for i in range(len(self.corpus))}
+            self._ids = {docid: i for i, (docid, _) in enumerate(self.corpus.items())}
         index = self._ids.get(docid)
         return None if index is None else self.corpus.doc(index)
 

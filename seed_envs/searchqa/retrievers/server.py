@@ -15,7 +15,7 @@ import threading
 from http.server import ThreadingHTTPServer
 
 from seed_envs.http_json import JsonRequestHandler
-from seed_envs.searchqa.retrievers.base import MAX_TOPK, Retriever, RetrieverError
+from seed_envs.searchqa.retrievers.base import Retriever, RetrieverError, check_topk
 
 #: Largest request body accepted (bytes) and most queries per request.
 MAX_BODY_BYTES = 16 << 20
@@ -43,9 +43,10 @@ def parse_request(body: bytes, default_topk: int) -> tuple[list[str], int, bool]
         raise RequestError("'queries' must be a list of strings")
     if len(queries) > MAX_QUERIES:
         raise RequestError(f"at most {MAX_QUERIES} queries per request, got {len(queries)}", 413)
-    topk = payload.get("topk") or default_topk
-    if isinstance(topk, bool) or not isinstance(topk, int) or not 1 <= topk <= MAX_TOPK:
-        raise RequestError(f"'topk' must be an int in [1, {MAX_TOPK}]")
+    try:
+        topk = check_topk(payload.get("topk") or default_topk)
+    except (TypeError, ValueError) as error:
+        raise RequestError(f"bad 'topk': {error}") from None
     return_scores = payload.get("return_scores", False)
     if not isinstance(return_scores, bool):
         raise RequestError("'return_scores' must be true or false")
