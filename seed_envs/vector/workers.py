@@ -20,7 +20,7 @@ import contextlib
 import multiprocessing as mp
 import traceback
 from collections.abc import Callable, Sequence
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol
 
 import gymnasium as gym
@@ -41,7 +41,7 @@ class Worker(Protocol):
     def send(self, kind: str, items: Sequence[tuple]) -> None:
         """Start a batched command; raise :class:`WorkerDied` if the worker is gone."""
 
-    def receive(self, timeout: float | None = None) -> list[Result]:
+    def receive(self) -> list[Result]:
         """The command's results, one per item; raise :class:`WorkerDied` on death or timeout."""
 
     def restart(self) -> None:
@@ -130,7 +130,7 @@ class InProcessWorker:
     def send(self, kind: str, items: Sequence[tuple]) -> None:
         self._pending = self.group.run(kind, items)
 
-    def receive(self, timeout: float | None = None) -> list[Result]:
+    def receive(self) -> list[Result]:
         assert self._pending is not None, "receive() without send()"
         results, self._pending = self._pending, None
         return results
@@ -180,18 +180,15 @@ class ProcessWorker:
         except (BrokenPipeError, ConnectionResetError, EOFError, OSError) as exc:
             raise WorkerDied(f"worker pid {self.process.pid} is gone ({exc})") from None
 
-    def receive(self, timeout: float | None = None) -> list[Result]:
+    def receive(self) -> list[Result]:
         """Wait for the answer; raise :class:`WorkerDied` if the child exits or times out."""
-        limit = timeout if timeout is not None else self.timeout
-        waited = 0.0
-        while not self.conn.poll(0.05):
-            waited += 0.05
-            if not self.process.is_alive():
-                if self.conn.poll(0):  # it answered just before exiting
-                    break
+        ready = wait([self.conn, self.process.sentinel], self.timeout)
+        if self.conn not in ready:
+            if not ready:
+                raise WorkerDied(f"worker pid {self.process.pid} did not answer within {self.timeout:.0f} s")
+            if not self.conn.poll(0):  # exited, unless it answered just before exiting
+                self.process.join(timeout=5)
                 raise WorkerDied(f"worker pid {self.process.pid} exited with code {self.process.exitcode}")
-            if limit is not None and waited >= limit:
-                raise WorkerDied(f"worker pid {self.process.pid} did not answer within {limit:.0f} s")
         try:
             return self.conn.recv()
         except (EOFError, ConnectionResetError, OSError) as exc:
