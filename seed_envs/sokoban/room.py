@@ -45,10 +45,6 @@ class Room:
     boxes: frozenset[Cell]
     player: Cell
 
-    @property
-    def targets(self) -> frozenset[Cell]:
-        return frozenset(zip(*np.nonzero(self.fixed == TARGET), strict=True))
-
     def boxes_on_target(self) -> int:
         return sum(1 for r, c in self.boxes if self.fixed[r, c] == TARGET)
 

