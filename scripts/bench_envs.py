@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-specific", action="store_true", help="skip scripts/bench_<env>.py")
     args = parser.parse_args(argv)
 
-    env_ids = args.envs or [i for i in seed_envs.env_ids() if "Browser" not in i]
+    env_ids = args.envs or seed_envs.env_ids(browser=False)
     report: dict[str, Any] = {"vector_envs": VECTOR_ENVS, "envs": {}}
     print(f"{'env':24} {'single steps/s':>15} " + " ".join(f"{f'{w} workers':>18}" for w in WORKER_COUNTS))
     for env_id in env_ids:

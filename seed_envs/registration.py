@@ -18,6 +18,8 @@ class EnvEntry:
     entry_point: str
     max_episode_steps: int
     kwargs: dict[str, Any] = field(default_factory=dict)
+    #: Drives a real browser (Chromium): left out of default runs over "every env".
+    needs_browser: bool = False
 
 
 ENVS: tuple[EnvEntry, ...] = (
@@ -26,7 +28,7 @@ ENVS: tuple[EnvEntry, ...] = (
     EnvEntry("seed/EZPoints-v0", "seed_envs.ezpoints.env:EZPointsEnv", 8),
     EnvEntry("seed/SearchQA-v0", "seed_envs.searchqa.env:SearchQAEnv", 4),
     EnvEntry("seed/WebShop-v0", "seed_envs.webshop.env:WebShopEnv", 15),
-    EnvEntry("seed/WebShopBrowser-v0", "seed_envs.webshop.browser_env:WebShopBrowserEnv", 15),
+    EnvEntry("seed/WebShopBrowser-v0", "seed_envs.webshop.browser_env:WebShopBrowserEnv", 15, needs_browser=True),
 )
 
 
@@ -42,6 +44,6 @@ def register_envs() -> None:
             )
 
 
-def env_ids() -> list[str]:
-    """All seed env ids."""
-    return [entry.id for entry in ENVS]
+def env_ids(browser: bool = True) -> list[str]:
+    """All seed env ids; ``browser=False`` leaves out those that drive a real browser."""
+    return [entry.id for entry in ENVS if browser or not entry.needs_browser]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seed_envs.baselines import AGENTS, ScriptedAgent
-from seed_envs.registration import ENVS
+from seed_envs.registration import env_ids as registered_env_ids
 from seed_envs.vector import make_vec
 
 #: Env options for the demo: small settings where first use (generation, planning) takes seconds.
@@ -120,7 +120,7 @@ def missing_extra(env_id: str, settings: dict[str, Any]) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    env_ids = args.envs or [entry.id for entry in ENVS if "Browser" not in entry.id]
+    env_ids = args.envs or registered_env_ids(browser=False)
     rows, skipped = [], []
     for env_id in env_ids:
         settings = DEMO_SETTINGS.get(env_id, {})
