@@ -12,12 +12,11 @@ Usage: ``python scripts/bench_agent.py [--batch 8] [--new-tokens 32] [--repeats 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
+from bench_common import median_rounds
 
 from seed_agent.policies.base import SamplingParams
 from seed_agent.prompts import PromptBuilder, prompt_spec
@@ -37,17 +36,6 @@ def load():
     return "tiny random llama", TransformersPolicy(model, tokenizer)
 
 
-def timed_pair(first, second, repeats):
-    """Median times of two functions, run alternately so that machine load hits both alike."""
-    times: tuple[list[float], list[float]] = ([], [])
-    for _ in range(repeats):
-        for fn, out in ((first, times[0]), (second, times[1])):
-            start = time.perf_counter()
-            fn()
-            out.append(time.perf_counter() - start)
-    return statistics.median(times[0]), statistics.median(times[1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=8)
@@ -63,8 +51,8 @@ def main() -> None:
     ids, _ = policy.encode(prompts)
     batch = policy.batch(ids, [{}] * len(ids))
 
-    def ours():
-        return policy.generate(prompts, sampling=sampling)
+    def ours() -> None:
+        policy.generate(prompts, sampling=sampling)
 
     def baseline():
         with torch.inference_mode():
@@ -72,13 +60,13 @@ def main() -> None:
                                   max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens,
                                   pad_token_id=policy.pad_id)
 
-    completions = ours()
-    token_ids = [c.token_ids for c in completions]
-    t_ours, t_base = timed_pair(ours, baseline, args.repeats)
+    token_ids = [c.token_ids for c in policy.generate(prompts, sampling=sampling)]
+    sampling_times = median_rounds({"ours": ours, "generate": baseline}, args.repeats)
+    t_ours, t_base = sampling_times["ours"], sampling_times["generate"]
     tokens = sum(len(t) for t in token_ids)
 
-    def score():
-        return policy.score(prompts, token_ids)
+    def score() -> None:
+        policy.score(prompts, token_ids)
 
     def full_forward():
         sequences = [p + c for p, c in zip(ids, token_ids, strict=True)]
@@ -88,7 +76,8 @@ def main() -> None:
                                   position_ids=full.position_ids).logits.float()
             torch.log_softmax(logits, -1)
 
-    t_score, t_full = timed_pair(score, full_forward, args.repeats)
+    scoring_times = median_rounds({"score": score, "full": full_forward}, args.repeats)
+    t_score, t_full = scoring_times["score"], scoring_times["full"]
     print(f"model: {name}; batch {args.batch}; prompt tokens {sum(map(len, ids))}; new tokens {tokens}")
     print(f"sampling: ours {t_ours:.2f} s ({tokens / t_ours:.1f} tok/s), model.generate {t_base:.2f} s; "
           f"ratio ours/generate = {t_ours / t_base:.2f}")

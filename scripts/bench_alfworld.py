@@ -32,12 +32,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from bench_common import rss_mb
+
 SETTINGS = {"small": "easy", "alfworld_sized": "full"}
-
-
-def _rss_bytes() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def _upstream_config(data_path: str, max_steps: int) -> dict[str, Any]:
@@ -177,12 +174,12 @@ def _memory_child(kind: str, split_dir: str, queue: Any) -> None:
             env.reset()
         return env
 
-    base = _rss_bytes()
+    base = rss_mb()
     first = build()
-    one = _rss_bytes()
+    one = rss_mb()
     second = build()
-    two = _rss_bytes()
-    queue.put({"first_env_mb": (one - base) / 2**20, "second_env_mb": (two - one) / 2**20})
+    two = rss_mb()
+    queue.put({"first_env_mb": one - base, "second_env_mb": two - one})
     del first, second
 
 
@@ -233,20 +230,26 @@ def run_benchmark(quick: bool = False) -> dict[str, Any]:
 
 
 def format_table(results: dict[str, Any]) -> str:
-    rows = [
-        "| setting | games | upstream reset | ours reset: first ever / from disk / revisit (ratio to upstream) "
-        "| upstream step | ours step (ratio) | mem/env ours vs upstream (MB, 2nd env) |",
-        "|---|---|---|---|---|---|---|",
+    from seed_rl.tables import markdown_table
+
+    headers = [
+        "setting", "games", "upstream reset", "ours reset: first ever / from disk / revisit (ratio to upstream)",
+        "upstream step", "ours step (ratio)", "mem/env ours vs upstream (MB, 2nd env)",
     ]
-    for name, f in results["settings"].items():
-        rows.append(
-            f"| {name} ({f['difficulty']}) | {f['games']} | {f['upstream_reset_s'] * 1e3:.0f} ms "
-            f"| {f['reset_ratio_cold']:.3f}x / {f['reset_ratio_first_visit_disk_cache']:.3f}x "
-            f"/ {f['reset_ratio_warm']:.3f}x "
-            f"| {f['upstream_step_s'] * 1e3:.1f} ms | {f['ours_step_s'] * 1e3:.1f} ms ({f['step_ratio']:.2f}x) "
-            f"| {f['memory_ours']['second_env_mb']:.1f} vs {f['memory_upstream']['second_env_mb']:.1f} |"
-        )
-    return "\n".join(rows)
+    rows = [
+        [
+            f"{name} ({f['difficulty']})",
+            f["games"],
+            f"{f['upstream_reset_s'] * 1e3:.0f} ms",
+            f"{f['reset_ratio_cold']:.3f}x / {f['reset_ratio_first_visit_disk_cache']:.3f}x "
+            f"/ {f['reset_ratio_warm']:.3f}x",
+            f"{f['upstream_step_s'] * 1e3:.1f} ms",
+            f"{f['ours_step_s'] * 1e3:.1f} ms ({f['step_ratio']:.2f}x)",
+            f"{f['memory_ours']['second_env_mb']:.1f} vs {f['memory_upstream']['second_env_mb']:.1f}",
+        ]
+        for name, f in results["settings"].items()
+    ]
+    return markdown_table(headers, rows)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from typing import Any
 import gymnasium as gym
 
 import seed_envs
+from seed_envs.baselines import ExpertAgent, RandomAgent, ScriptedAgent
 from seed_envs.vector import make_vec
 
 SCRIPTS = Path(__file__).resolve().parent
@@ -31,65 +31,60 @@ WORKER_COUNTS = (1, 2, 4)
 SETTINGS: dict[str, dict[str, Any]] = {"seed/ALFWorld-v0": {"difficulty": "easy"}}
 
 
-class Actor:
+def scripted_agent(info: dict[str, Any], seed: int) -> ScriptedAgent:
     """Random admissible actions where the env lists them; else the expert's plan (e.g. searches).
 
     Open-ended envs (Search QA) would reject random strings, and a benchmark of rejections
     measures nothing useful, so there the expert's plan stands in for a policy.
     """
+    return (RandomAgent if info["available_actions"] else ExpertAgent)(seed)
 
-    def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
-        self.plan: list[str] = []
 
-    def start(self, plan: list[str] | None) -> None:
-        self.plan = list(plan or [])
-
-    def act(self, info: dict[str, Any]) -> str:
-        if info.get("available_actions"):
-            return self.rng.choice(info["available_actions"])
-        return self.plan.pop(0) if self.plan else "look"
+def needs_plan(agent: ScriptedAgent) -> bool:
+    """Only the expert reads a plan; asking the env for one costs (ALFWorld plans with a planner)."""
+    return isinstance(agent, ExpertAgent)
 
 
 def single_env_rate(env_id: str, steps: int) -> float:
     env = gym.make(env_id, **SETTINGS.get(env_id, {}))
-    actor = Actor(0)
-    _, info = env.reset(seed=0)
-    actor.start(env.unwrapped.expert_plan() if not info["available_actions"] else None)
+    obs, info = env.reset(seed=0)
+    agent = scripted_agent(info, 0)
+    agent.start(info, env.unwrapped.expert_plan() if needs_plan(agent) else None)
     started = time.perf_counter()
     for _ in range(steps):
-        _, _, terminated, truncated, info = env.step(actor.act(info))
+        obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
         if terminated or truncated:
-            _, info = env.reset()
-            actor.start(env.unwrapped.expert_plan() if not info["available_actions"] else None)
+            obs, info = env.reset()
+            agent.start(info, env.unwrapped.expert_plan() if needs_plan(agent) else None)
     rate = steps / (time.perf_counter() - started)
     env.close()
     return rate
 
 
 def vector_rate(env_id: str, workers: int, steps: int) -> float:
-    actors = [Actor(i) for i in range(VECTOR_ENVS)]
+    every = list(range(VECTOR_ENVS))
     with make_vec(env_id, VECTOR_ENVS, workers=workers, **SETTINGS.get(env_id, {})) as vec:
+        observations, infos = vec.reset(env_ids=every, seeds=every)
+        agents = [scripted_agent(infos[0], i) for i in every]
 
-        def reset(env_ids: list[int], seeds: list[int] | None = None) -> None:
-            _, new_infos = vec.reset(env_ids=env_ids, seeds=seeds)
-            open_ended = not new_infos[0]["available_actions"]
-            plans = vec.call("expert_plan", env_ids=env_ids) if open_ended else [None] * len(env_ids)
-            for i, info, plan in zip(env_ids, new_infos, plans, strict=True):
-                infos[i] = info
-                actors[i].start(plan)
+        def start(env_ids: list[int]) -> None:
+            plans = vec.call("expert_plan", env_ids=env_ids) if needs_plan(agents[0]) else [None] * len(env_ids)
+            for i, plan in zip(env_ids, plans, strict=True):
+                agents[i].start(infos[i], plan)
 
-        infos: list[dict[str, Any]] = [{} for _ in range(VECTOR_ENVS)]
-        reset(list(range(VECTOR_ENVS)), seeds=list(range(VECTOR_ENVS)))
+        start(every)
         done = 0
         started = time.perf_counter()
         while done < steps:
-            actions = [actor.act(info) for actor, info in zip(actors, infos, strict=True)]
-            _, _, terminated, truncated, infos = vec.step(actions)
+            actions = [agent.act(o, info) for agent, o, info in zip(agents, observations, infos, strict=True)]
+            observations, _, terminated, truncated, infos = vec.step(actions)
             done += VECTOR_ENVS
-            finished = [i for i in range(VECTOR_ENVS) if terminated[i] or truncated[i]]
+            finished = [i for i in every if terminated[i] or truncated[i]]
             if finished:
-                reset(finished)
+                new_observations, new_infos = vec.reset(env_ids=finished)
+                for i, o, info in zip(finished, new_observations, new_infos, strict=True):
+                    observations[i], infos[i] = o, info
+                start(finished)
         return done / (time.perf_counter() - started)
 
 

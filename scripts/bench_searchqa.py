@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import threading
 import time
@@ -33,16 +32,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-
-def _rounds(methods: dict[str, Callable[[], float | None]], rounds: int) -> dict[str, float]:
-    """Median seconds of each method over interleaved rounds (a method may return its own timing)."""
-    times: dict[str, list[float]] = {name: [] for name in methods}
-    for _ in range(rounds):
-        for name, method in methods.items():
-            start = time.perf_counter()
-            own = method()
-            times[name].append(own if own is not None else time.perf_counter() - start)
-    return {name: statistics.median(values) for name, values in times.items()}
+from bench_common import median_rounds
 
 
 def run_benchmark(quick: bool = False) -> dict:
@@ -116,7 +106,7 @@ def run_benchmark(quick: bool = False) -> dict:
         for start in range(0, len(group_queries), 64):
             retriever.search(group_queries[start : start + 64], 3)
 
-    timings = _rounds(
+    timings = median_rounds(
         {
             "raw_bm25s": raw_bm25s,
             "retriever": our_retriever,
@@ -172,7 +162,7 @@ def run_benchmark(quick: bool = False) -> dict:
 
         return run
 
-    vec = _rounds({"one_by_one": vector(False), "step_batch": vector(True)}, rounds)
+    vec = median_rounds({"one_by_one": vector(False), "step_batch": vector(True)}, rounds)
     result["step_batch16_speedup"] = vec["one_by_one"] / vec["step_batch"]
 
     # The HTTP client against a local server: batching saves round trips.
@@ -190,7 +180,7 @@ def run_benchmark(quick: bool = False) -> dict:
         def http_batch() -> None:
             client.search(subset, 3)
 
-        http = _rounds({"single": http_single, "batch": http_batch}, rounds)
+        http = median_rounds({"single": http_single, "batch": http_batch}, rounds)
     finally:
         server.shutdown()
         server.server_close()

@@ -9,14 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import time
 
-
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as handle:
-        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+from bench_common import rss_mb
 
 
 def _steps_per_second(envs: list, steps: int, rng: random.Random) -> float:
@@ -46,10 +42,10 @@ def run_benchmark(quick: bool = False) -> dict:
     from seed_envs.webshop.search import BACKENDS, build_engine
 
     rng = random.Random(0)
-    baseline = _rss_mb()
+    baseline = rss_mb()
     first = gym.make("seed/WebShop-v0", type_matcher="lexicon")
     first.reset(seed=0)
-    one_env_rss = _rss_mb()
+    one_env_rss = rss_mb()
     results: dict = {"catalog_and_index_mb": round(one_env_rss - baseline, 1), "envs": {}}
     steps = 300 if quick else 3000
     envs = [first]
@@ -59,7 +55,7 @@ def run_benchmark(quick: bool = False) -> dict:
             env.reset(seed=len(envs))
             envs.append(env)
         rate = _steps_per_second(envs, steps, rng)
-        rss = _rss_mb()
+        rss = rss_mb()
         per_env = (rss - one_env_rss) / (count - 1) if count > 1 else None
         results["envs"][count] = {
             "steps_per_s": round(rate, 1),
