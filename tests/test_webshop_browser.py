@@ -1,9 +1,10 @@
-"""seed/WebShopBrowser-v0 in real headless Chromium (skipped where chromium is absent)."""
+"""seed/WebShopBrowser-v0 in real headless Chromium (those tests are skipped where chromium is absent)."""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
+from types import SimpleNamespace
 
 import gymnasium as gym
 import numpy as np
@@ -12,11 +13,11 @@ import pytest
 pytest.importorskip("bm25s", reason="the webshop extra is not installed")
 
 import seed_envs  # noqa: F401
-from seed_envs.webshop.browser_env import browser_available
+from seed_envs.webshop.browser_env import browser_available, server_key
 from seed_envs.webshop.generate import generate_catalog
 
 REASON = browser_available()
-pytestmark = pytest.mark.skipif(REASON is not None, reason=f"browser env unavailable: {REASON}")
+needs_browser = pytest.mark.skipif(REASON is not None, reason=f"browser env unavailable: {REASON}")
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +49,7 @@ def envs(catalog):
     browser.close()
 
 
+@needs_browser
 def test_browser_pages_equal_text_env_and_expert_wins(envs):
     browser, text = envs
     for index in range(2):
@@ -64,6 +66,7 @@ def test_browser_pages_equal_text_env_and_expert_wins(envs):
         assert terminated and reward == 1.0 and info["won"]
 
 
+@needs_browser
 def test_invalid_actions_and_a_crashed_browser(envs):
     browser, _text = envs
     browser.reset(options={"split": "valid_seen", "index": 2})
@@ -82,6 +85,7 @@ def test_invalid_actions_and_a_crashed_browser(envs):
     assert not chromium_processes(group), "the orphaned browser of the dead driver was left running"
 
 
+@needs_browser
 def test_browser_env_meets_the_seed_contract_and_survives_fuzzing(envs):
     from test_webshop_env import is_webshop_action
 
@@ -91,3 +95,14 @@ def test_browser_env_meets_the_seed_contract_and_survives_fuzzing(envs):
     browser.unwrapped.split = "valid_seen"  # this small catalog has fewer than 500 goals: no train split
     check_seed_env(browser)
     assert fuzz_env(browser.unwrapped, n=10_000, is_valid=is_webshop_action) > 9_000
+
+
+def test_envs_share_a_site_only_with_the_same_catalog_and_settings():
+    data, other_data = object(), object()
+    bm25s, pyserini = SimpleNamespace(name="bm25s"), SimpleNamespace(name="pyserini")
+    lexicon, spacy = SimpleNamespace(name="lexicon-v1"), SimpleNamespace(name="spacy:en_core_web_sm-3.8.0")
+    key = server_key(data, bm25s, False, lexicon)
+    assert key == server_key(data, SimpleNamespace(name="bm25s"), False, SimpleNamespace(name="lexicon-v1"))
+    others = {server_key(other_data, bm25s, False, lexicon), server_key(data, pyserini, False, lexicon),
+              server_key(data, bm25s, True, lexicon), server_key(data, bm25s, False, spacy)}  # fmt: skip
+    assert len(others) == 4 and key not in others

@@ -285,7 +285,7 @@ def _top_of_row(row: np.ndarray, k: int, tie_keys: np.ndarray | None = None) -> 
         elif hits.size > k:
             hits = hits[values >= low]
     values = row[hits].astype(np.float32)
-    order = np.lexsort((hits if tie_keys is None else tie_keys[hits], -values))[:k]  # lucene.lucene_order
+    order = lucene.lucene_order(values, hits if tie_keys is None else tie_keys[hits])[:k]
     return hits[order], values[order]
 
 

@@ -1,13 +1,14 @@
 """``seed/WebShopBrowserEnv-v0``: the WebShop site in headless Chromium, with screenshots.
 
 The env serves the Flask site (:mod:`seed_envs.webshop.app`) on 127.0.0.1 from a background
-thread (one server per process and catalog) and drives Debian's ``chromium`` through
-``/usr/bin/chromedriver`` with Selenium 4. Actions are the text env's: ``click[x]`` clicks the
-button, product link or option labelled ``x``; ``search[...]`` types into the search box (or,
-away from the search page, submits the search form's request directly, since the benchmark
-lets agents search from any page). The text observation is read from the browser's DOM with
-the benchmark's visible-text rule; ``obs["image"]`` is a screenshot. A browser that crashed
-is started again and reopens the session's current page (the shop state lives server-side).
+thread (one server per process, catalog and site settings) and drives Debian's ``chromium``
+through ``/usr/bin/chromedriver`` with Selenium 4. Actions are the text env's (read by
+``Session.classify``): ``click[x]`` clicks the button, product link or option labelled ``x``;
+``search[...]`` types into the search box (or, away from the search page, submits the search
+form's request directly, since the benchmark lets agents search from any page). The text
+observation is read from the browser's DOM with the benchmark's visible-text rule;
+``obs["image"]`` is a screenshot. A browser that crashed is started again and reopens the
+session's current page (the shop state lives server-side).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from seed_envs.core import TaskStart, Transition
 from seed_envs.webshop.env import WebShopEnv
 from seed_envs.webshop.html_text import html_nodes
 from seed_envs.webshop.render import nodes_to_rich_text, nodes_to_text
-from seed_envs.webshop.site import parse_action
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -35,7 +35,7 @@ CHROME_FLAGS = (
     "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--window-size=1024,768",
 )  # fmt: skip
-_SERVERS: dict[int, tuple[Any, Any, str]] = {}
+_SERVERS: dict[tuple[int, str, bool, str], tuple[Any, Any, str]] = {}
 _SERVERS_LOCK = threading.Lock()
 
 
@@ -51,15 +51,20 @@ def browser_available() -> str | None:
     return None
 
 
+def server_key(data: Any, engine: Any, show_attrs: bool, type_matcher: Any) -> tuple[int, str, bool, str]:
+    """What makes two sites differ: the catalog, the search back end, ``show_attrs``, the type matcher."""
+    return id(data), engine.name, bool(show_attrs), type_matcher.name
+
+
 def shared_server(data: Any, engine: Any, show_attrs: bool, type_matcher: Any) -> tuple[Any, str]:
-    """``(ShopServer, base URL)`` for a catalog, started once per process."""
+    """``(ShopServer, base URL)`` for a catalog and site settings, started once per process."""
     from werkzeug.serving import make_server
 
     from seed_envs.webshop.app import ShopServer, create_app
 
-    key = id(data)
+    key = server_key(data, engine, show_attrs, type_matcher)
     with _SERVERS_LOCK:
-        if key not in _SERVERS:
+        if key not in _SERVERS:  # the entry keeps ``data`` alive, so its id cannot be reused
             shop = ShopServer(data, engine, show_attrs=show_attrs, type_matcher=type_matcher)
             http = make_server("127.0.0.1", 0, create_app(shop), threaded=True)
             threading.Thread(target=http.serve_forever, name="webshop-site", daemon=True).start()
@@ -208,26 +213,18 @@ class WebShopBrowserEnv(WebShopEnv):
 
     def _play(self, action: str) -> Transition:
         assert self.session is not None
-        name, argument = parse_action(action)
-        argument = argument.lower() if argument is not None else None
-        clickables = self.session.clickables()
-        if name == "search" and argument:
-            self._search(argument)
-        elif name == "click" and argument is not None and argument != "search" and argument in clickables:
-            self._click(argument, clickables[argument].kind)
-        else:
-            result = self.session.act(action)  # invalid: the session says why and changes nothing
-            # The page is unchanged, so the last text and screenshot still show it.
+        move = self.session.classify(action)
+        if move.kind == "search":
+            self._search(move.argument)
+        elif move.kind == "click":
+            assert move.clickable is not None
+            self._click(move.argument, move.clickable.kind)
+        else:  # the page is unchanged, so the last text and screenshot still show it
             return Transition(text=self._text, action_valid=False,
-                              extra_info=self._extra({"invalid_reason": result.reason}))  # fmt: skip
+                              extra_info=self._extra({"invalid_reason": move.reason}))  # fmt: skip
         text = self._read_page()
-        purchase = self.session.purchase
-        if self.session.kind == "done" and purchase is not None:
-            return Transition(
-                text=text, reward=purchase.reward, terminated=True, won=purchase.reward == 1.0,
-                score=purchase.reward, extra_info=self._extra({"reward_parts": purchase.parts,
-                                                               "purchased_asin": self.session.asin}),
-            )  # fmt: skip
+        if self.session.kind == "done" and self.session.purchase is not None:
+            return self._purchase_transition(text)
         return Transition(text=text, extra_info=self._extra({"restarts": self.restarts}))
 
     def _image(self) -> np.ndarray:

@@ -63,10 +63,6 @@ class WebShopData:
             self._attribute_to_asins = attribute_index(self.products)
         return self._attribute_to_asins
 
-    @property
-    def generated(self) -> bool:
-        return bool(self.meta)
-
 
 def _first_existing(directory: Path, names: tuple[str, ...]) -> Path | None:
     return next((directory / name for name in names if (directory / name).is_file()), None)

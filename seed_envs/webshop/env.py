@@ -25,7 +25,14 @@ from seed_envs.extras import require_extra
 
 require_extra("webshop", "rapidfuzz", "bm25s", "Stemmer", "jinja2", what="seed/WebShop-v0")
 
-from seed_envs.core import SeedEnv, TaskStart, Transition, check_split  # noqa: E402
+from seed_envs.core import (  # noqa: E402
+    SeedEnv,
+    TaskStart,
+    Transition,
+    check_split,
+    indexed_task_id,
+    parse_indexed_task_id,
+)
 from seed_envs.webshop.data import TEST_GOALS, WebShopData, shared_data  # noqa: E402
 from seed_envs.webshop.nouns import get_type_matcher  # noqa: E402
 from seed_envs.webshop.render import OBSERVATION_MODES, render  # noqa: E402
@@ -33,6 +40,7 @@ from seed_envs.webshop.search import shared_engine  # noqa: E402
 from seed_envs.webshop.site import Session  # noqa: E402
 
 SEARCH_TEMPLATE = "search[<query>]"
+TASK_PREFIX = "webshop"
 
 
 def goal_splits(data: WebShopData) -> dict[str, list[int]]:
@@ -100,14 +108,12 @@ class WebShopEnv(SeedEnv):
         goals = self.splits[check_split(split)]
         if not goals:
             raise ValueError(f"split {split!r} has no goals in this catalog ({len(self.data.goals)} goals)")
-        return f"webshop/{split}/{goals[index]}"
+        return indexed_task_id(TASK_PREFIX, split, goals[index])
 
     def _start_task(self, task_id: str, rng: np.random.Generator) -> TaskStart:
         try:
-            _, split, index_text = task_id.split("/")
-            goal_index = int(index_text)
+            split, goal_index = parse_indexed_task_id(task_id, TASK_PREFIX)
             goal = self.data.goals[goal_index]
-            check_split(split)
         except (ValueError, IndexError) as error:
             raise ValueError(f"not a WebShop task id for this catalog: {task_id!r}") from error
         self.session = Session(
@@ -133,15 +139,19 @@ class WebShopEnv(SeedEnv):
                 text=text, action_valid=False, extra_info=self._extra({"invalid_reason": result.reason})
             )
         if result.done:
-            purchase = self.session.purchase
-            assert purchase is not None
-            return Transition(
-                text=text, reward=purchase.reward, terminated=True, won=purchase.reward == 1.0,
-                score=purchase.reward,
-                extra_info=self._extra({"reward_parts": purchase.parts, "purchased_asin": self.session.asin,
-                                        "purchased_options": dict(self.session.options)}),
-            )  # fmt: skip
+            return self._purchase_transition(text)
         return Transition(text=text, extra_info=self._extra({}))
+
+    def _purchase_transition(self, text: str) -> Transition:
+        """The episode's last step, after ``click[buy now]``: the purchase's reward and what was bought."""
+        assert self.session is not None and self.session.purchase is not None
+        purchase = self.session.purchase
+        return Transition(
+            text=text, reward=purchase.reward, terminated=True, won=purchase.reward == 1.0,
+            score=purchase.reward,
+            extra_info=self._extra({"reward_parts": purchase.parts, "purchased_asin": self.session.asin,
+                                    "purchased_options": dict(self.session.options)}),
+        )  # fmt: skip
 
     def _page(self) -> str:
         assert self.session is not None

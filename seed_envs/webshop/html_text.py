@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
-from seed_envs.webshop.render import Node
+from seed_envs.webshop.render import Node, collapse_whitespace
 
 HIDDEN_PARENTS = frozenset({"style", "script", "head", "title", "meta", "[document]"})
 PRESERVE_WHITESPACE = frozenset({"pre", "textarea"})
 VOID_ELEMENTS = frozenset(
     "area base br col embed hr img input link meta param source track wbr".split()  # noqa: SIM905
 )
-_ASCII_SPACES = str.maketrans("", "", " \n\t\x0c\r")
 
 
 class _NodeCollector(HTMLParser):
@@ -35,8 +34,8 @@ class _NodeCollector(HTMLParser):
             return
         text = "".join(self.pending)
         self.pending = []
-        if not text.translate(_ASCII_SPACES) and not any(tag in PRESERVE_WHITESPACE for tag, _ in self.stack):
-            text = "\n" if "\n" in text else " "
+        if not any(tag in PRESERVE_WHITESPACE for tag, _ in self.stack):
+            text = collapse_whitespace(text)
         parent, classes = self.stack[-1]
         if parent in HIDDEN_PARENTS:
             return

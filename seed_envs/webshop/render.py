@@ -30,7 +30,7 @@ SEP = " [SEP] "
 _ASCII_SPACES = str.maketrans("", "", " \n\t\x0c\r")
 
 
-def _collapse(text: str) -> str:
+def collapse_whitespace(text: str) -> str:
     """The HTML parser's rule for text made only of ASCII whitespace: ``"\\n"`` or ``" "``."""
     if text.translate(_ASCII_SPACES):
         return text
@@ -66,7 +66,7 @@ def page_nodes(session: Session) -> list[Node]:
         else:
             add((PREV_PAGE, "button"))
             nodes.extend(_item_nodes(session) if kind == "item_page" else _sub_page_nodes(session))
-    collapsed = ((_collapse(text), role) for text, role in nodes if text != "")
+    collapsed = ((collapse_whitespace(text), role) for text, role in nodes if text != "")
     return [(text, role) for text, role in collapsed if text != "\n"]
 
 
@@ -186,7 +186,6 @@ def render_html(session: Session, action_url: str = "act", static_url: str = "st
         "product": product,
         "action_url": action_url,
         "static_url": static_url,
-        "nodes": page_nodes(session),
         "reward": session.purchase.reward if session.purchase else 0.0,
         "options_json": options_json(session.options),
         "sub_page_nodes": list(_sub_page_nodes(session)) if session.kind == "item_sub_page" else [],

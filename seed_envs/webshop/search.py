@@ -24,25 +24,18 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-import numpy as np
-
 from seed_envs.paths import cache_dir
-from seed_envs.retrieval.analyzer import LUCENE_STOP_WORDS, LuceneEnglishAnalyzer
+from seed_envs.retrieval.analyzer import LuceneEnglishAnalyzer
 from seed_envs.retrieval.bm25 import K1 as BM25_K1
 from seed_envs.retrieval.bm25 import B as BM25_B
 from seed_envs.retrieval.bm25 import Bm25Index, documents_fingerprint, index_dir_for
 
+#: How many products a search returns (the benchmark's top 50).
 SEARCH_RETURN_N = 50
-#: Names this module keeps for its callers (the analyzer and BM25 live in ``seed_envs.retrieval``).
-__all__ = [
-    "BACKENDS", "BM25_B", "BM25_K1", "LUCENE_STOP_WORDS", "SEARCH_RETURN_N", "BM25sSearch",
-    "LuceneEnglishAnalyzer", "PyseriniSearch", "SearchEngine", "build_engine", "build_pyserini_index",
-    "documents_fingerprint", "product_document", "shared_engine",
-]  # fmt: skip
 
 
 class SearchEngine(Protocol):
@@ -64,6 +57,8 @@ def product_document(product: Mapping[str, Any]) -> str:
 
 
 class _ResultCache:
+    """An engine's recent query results, least recently used dropped first."""
+
     def __init__(self, size: int = 20_000) -> None:
         self._items: OrderedDict[tuple[str, int], list[str]] = OrderedDict()
         self._size = size
@@ -82,6 +77,15 @@ class _ResultCache:
             if len(self._items) > self._size:
                 self._items.popitem(last=False)
 
+    def results(self, query: str, k: int, compute: Callable[[str, int], list[str]]) -> list[str]:
+        """``compute(query, k)``, computed once while cached; a fresh list each call (callers may modify it)."""
+        key = (query, k)
+        result = self.get(key)
+        if result is None:
+            result = compute(query, k)
+            self.put(key, result)
+        return list(result)
+
 
 class BM25sSearch:
     """The default back end: a shared :class:`~seed_envs.retrieval.bm25.Bm25Index` (memory-mapped, cached)."""
@@ -96,19 +100,12 @@ class BM25sSearch:
         self.index_dir = index_dir or index_dir_for(cache_dir("webshop", "index"), key, self.analyzer)
         self.index = Bm25Index.open(documents, self.index_dir, ids=self.asins, analyzer=self.analyzer, mmap=True)
 
-    def scores(self, query: str) -> np.ndarray:
-        """Lucene's float32 BM25 score of every document for ``query``, in catalog order."""
-        return self.index.scores([query])[0]
-
     def search(self, query: str, k: int = SEARCH_RETURN_N) -> list[str]:
-        key = (query, k)
-        cached = self._cache.get(key)
-        if cached is not None:
-            return list(cached)
+        return self._cache.results(query, k, self._search)
+
+    def _search(self, query: str, k: int) -> list[str]:
         positions, _ = self.index.search(query, k, anserini_scores=False)  # the order is all we need
-        result = [self.asins[i] for i in positions.tolist()]
-        self._cache.put(key, result)
-        return list(result)
+        return [self.asins[i] for i in positions.tolist()]
 
 
 class PyseriniSearch:
@@ -134,12 +131,10 @@ class PyseriniSearch:
         self._cache = _ResultCache()
 
     def search(self, query: str, k: int = SEARCH_RETURN_N) -> list[str]:
-        cached = self._cache.get((query, k))
-        if cached is not None:
-            return list(cached)
-        result = [docid for docid, _ in self._searcher.search(query, k)]
-        self._cache.put((query, k), result)
-        return list(result)
+        return self._cache.results(query, k, self._search)
+
+    def _search(self, query: str, k: int) -> list[str]:
+        return [docid for docid, _ in self._searcher.search(query, k)]
 
 
 def build_pyserini_index(asins: Iterable[str], documents: Iterable[str], index_dir: Path) -> None:

@@ -6,10 +6,11 @@ and the set of products visited; each page has *clickables* (button texts, produ
 option values, all lower-case). The benchmark decides which page a click leads to partly
 by looking at the current page's URL, so the session keeps the same URLs.
 
-Actions (``Session.act``): the action is split as ``name[arg]`` by the regular expression
-``(.+)\\[(.+)\\]`` (greedy, no newlines); ``arg`` is lower-cased. ``search[...]`` with a
-non-empty argument searches from any page; ``click[x]`` works when ``x`` is a clickable of
-the current page other than ``search``; anything else is invalid and changes nothing.
+Actions (read by ``Session.classify``, applied by ``Session.act``): the action is split as
+``name[arg]`` by the regular expression ``(.+)\\[(.+)\\]`` (greedy, no newlines); ``arg`` is
+lower-cased. ``search[...]`` with a non-empty argument searches from any page; ``click[x]``
+works when ``x`` is a clickable of the current page other than ``search``; anything else is
+invalid and changes nothing.
 
 Search keywords are the argument split on single spaces. Keywords starting with ``<r>``,
 ``<a>``, ``<c>`` or ``<q>`` are the benchmark's shortcuts: 50 random products (drawn from the
@@ -26,9 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seed_envs.webshop.reward import PurchaseReward, purchase_reward
+from seed_envs.webshop.search import SEARCH_RETURN_N
 
 BASE_URL = "http://127.0.0.1:3000"
-SEARCH_RETURN_N = 50
 PRODUCT_WINDOW = 10
 BUY_NOW = "Buy Now"
 NEXT_PAGE = "Next >"
@@ -60,6 +61,18 @@ class Clickable:
 
     kind: str  # "button" | "link" | "option"
     option_name: str | None = None
+
+
+@dataclass(frozen=True)
+class Move:
+    """What an action does on a page: ``search`` (``argument``: the keywords), ``click``
+    (``argument``: a clickable of the page, described by ``clickable``) or ``invalid``
+    (``reason`` says why)."""
+
+    kind: str  # "search" | "click" | "invalid"
+    argument: str = ""
+    clickable: Clickable | None = None
+    reason: str = ""
 
 
 @dataclass
@@ -192,24 +205,34 @@ class Session:
         return SUB_PAGES if self.show_attrs else SUB_PAGES[:3]
 
     # ----------------------------------------------------------------- acting
-    def act(self, action: str) -> ActResult:
-        """Apply one action string, as the benchmark's text env does."""
+    def classify(self, action: str) -> Move:
+        """What ``action`` would do on the current page (changes nothing); see the module docstring."""
         name, argument = parse_action(action)
         if argument is not None:
             argument = argument.lower()
         if name == "search" and argument:
-            self.show_results(argument.split(" "), 1)
-            return ActResult(True)
+            return Move("search", argument)
         if name == "click" and argument is not None and argument != "search":
-            clickables = self.clickables()
-            if argument in clickables:
-                return self.click(argument, clickables)
-            return ActResult(False, reason=f"{argument!r} is not clickable on this page")
+            clickable = self.clickables().get(argument)
+            if clickable is not None:
+                return Move("click", argument, clickable)
+            return Move("invalid", reason=f"{argument!r} is not clickable on this page")
         if name == "click":
-            return ActResult(False, reason="click[...] needs a clickable name")
-        return ActResult(False, reason="actions are search[keywords] or click[name]")
+            return Move("invalid", reason="click[...] needs a clickable name")
+        return Move("invalid", reason="actions are search[keywords] or click[name]")
 
-    def click(self, name: str, clickables: dict[str, Clickable]) -> ActResult:
+    def act(self, action: str) -> ActResult:
+        """Apply one action string, as the benchmark's text env does."""
+        move = self.classify(action)
+        if move.kind == "search":
+            self.show_results(move.argument.split(" "), 1)
+            return ActResult(True)
+        if move.kind == "click":
+            assert move.clickable is not None
+            return self.click(move.argument, move.clickable)
+        return ActResult(False, reason=move.reason)
+
+    def click(self, name: str, clickable: Clickable) -> ActResult:
         kind = self.kind
         if name == BUY_NOW.lower():
             if self.asin not in self.data.product_by_asin:
@@ -228,7 +251,6 @@ class Session:
         elif name in (p.lower() for p in SUB_PAGES):
             self.show_sub_page(name)
         else:
-            clickable = clickables[name]
             if clickable.kind == "link":
                 self.asin = name.upper()
                 self.asins.add(self.asin)
