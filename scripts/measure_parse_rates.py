@@ -74,21 +74,12 @@ UPSTREAM_SITUATIONS = {
 }
 
 
-def make_text_env(env_id: str):
-    import gymnasium as gym
-
-    import seed_envs  # noqa: F401
-
-    try:
-        return gym.make(env_id, observation_mode="text")
-    except TypeError:
-        return gym.make(env_id)
-
-
 def real_situations(env_id: str, n: int, seed: int = 0):
     """Observations of a real env: its valid_unseen tasks after 0-2 steps of the expert plan
     (random admissible moves where there is no plan)."""
-    env = make_text_env(env_id)
+    from seed_rl.commands.play import make_env
+
+    env = make_env(env_id, "valid_unseen", visual=False, extra={})
     rng = random.Random(seed)
     out = []
     for index in range(n):
