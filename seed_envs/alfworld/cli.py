@@ -20,9 +20,10 @@ import argparse
 import json
 import sys
 
+from seed_envs.alfworld.generate import DIFFICULTIES
 from seed_envs.alfworld.vocab import TASK_TYPES
 
-DIFFICULTY_NAMES = ("tiny", "easy", "medium", "full")
+DIFFICULTY_NAMES = tuple(DIFFICULTIES)
 
 
 def add_cli_arguments(parser: argparse.ArgumentParser) -> None:

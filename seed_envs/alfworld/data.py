@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
 
-from seed_envs.core import SPLITS, check_split
+from seed_envs.core import check_split
 from seed_envs.download import fetch
 
 DATASET_DIRNAME = "json_2.1.1"
@@ -42,9 +42,6 @@ RELEASE_URLS: tuple[str, ...] = (
     "https://github.com/alfworld/alfworld/releases/download/0.4.0/json_2.1.2_tw-pddl.zip",
 )
 
-SKIP_REASONS = ("movable", "sliced", "missing_game_file", "missing_solvable_key", "unsolvable")
-
-
 class ALFWorldDataError(FileNotFoundError):
     """No usable ALFWorld games where we looked."""
 
@@ -54,17 +51,14 @@ class GameRecord:
     """One playable game: where its files are and what ``traj_data.json`` says of it."""
 
     task_id: str
-    split: str
     task_type: str
     game_file: Path
-    pddl_params: dict = field(default_factory=dict, compare=False, hash=False)
 
 
 @dataclass
 class GameListing:
     """The games of one split, plus how many were skipped and why."""
 
-    root: Path
     split: str
     games: list[GameRecord]
     skipped: Counter = field(default_factory=Counter)
@@ -116,7 +110,7 @@ def collect_games(root: str | Path, split: str, task_types: Iterable[str] | None
     if not split_dir.is_dir():
         raise _missing(split_dir, split)
     wanted = set(task_types) if task_types is not None else None
-    listing = GameListing(root=Path(root), split=split, games=[])
+    listing = GameListing(split=split, games=[])
     for traj_path in sorted(split_dir.rglob("traj_data.json")):
         trial_dir = traj_path.parent
         relative = trial_dir.relative_to(split_dir).as_posix()
@@ -151,13 +145,7 @@ def collect_games(root: str | Path, split: str, task_types: Iterable[str] | None
             listing.skipped["unsolvable"] += 1
             continue
         listing.games.append(
-            GameRecord(
-                task_id=f"{split}/{relative}",
-                split=split,
-                task_type=task_type,
-                game_file=game_file,
-                pddl_params=dict(traj.get("pddl_params") or {}),
-            )
+            GameRecord(task_id=f"{split}/{relative}", task_type=task_type, game_file=game_file)
         )
     return listing
 
@@ -202,14 +190,3 @@ def download_release(
                     zf.extract(member, root)
         archive.unlink()
     return root
-
-
-def split_sizes(root: str | Path, splits: Sequence[str] = SPLITS) -> dict[str, int]:
-    """Playable games per split under ``root`` (0 for a missing split)."""
-    sizes = {}
-    for split in splits:
-        try:
-            sizes[split] = len(collect_games(root, split).games)
-        except ALFWorldDataError:
-            sizes[split] = 0
-    return sizes

@@ -33,6 +33,7 @@ it with the same infos without recomputing them. Tests compare both paths.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -79,6 +80,9 @@ CACHE_FORMAT = 2
 DISK_CACHE_ENV = "SEED_ALFWORLD_DISK_CACHE"
 _DISABLED = {"", "0", "off", "none", "false", "no"}
 
+#: Upstream's answer to a command that is not one of the current state's valid commands.
+NOTHING_HAPPENS = "Nothing happens."
+
 
 def default_disk_dir() -> Path | None:
     """Where translations are kept on disk: ``$SEED_ALFWORLD_DISK_CACHE``, else
@@ -99,7 +103,9 @@ def _digest(*parts: str) -> str:
     return h.hexdigest()
 
 
+@functools.cache
 def _engine_version() -> str:
+    """The engine packages' versions and the cache format: part of every translation's key."""
     from importlib.metadata import version
 
     return f"fd-{version('fast-downward-textworld')}/tw-{version('textworld')}/c{CACHE_FORMAT}"
@@ -132,6 +138,8 @@ class CompiledGame:
     data: Mapping[str, Any]
     logic: Any  # textworld.envs.pddl.logic.GameLogic
     translation: Translation
+    #: The key of ``translation`` in the cache (memory and disk), as :meth:`GameCache.translation` gives it.
+    translation_key: str
     #: The facts of the initial state, in the order upstream adds them (filled at first start).
     initial_facts: tuple[list[Any], list[Any]] | None = None
     extras: dict[str, Any] = field(default_factory=dict)
@@ -193,7 +201,7 @@ class GameCache:
         if tr.sas_replan is None:
             self.stats["replan_translations"] += 1
             _, tr.sas_replan = translate(game.data["pddl_domain"], game.data["pddl_problem"], optimize=True)
-            self._save(_digest(self._version, game.data["pddl_domain"], game.data["pddl_problem"]), tr)
+            self._save(game.translation_key, tr)
         return tr.sas_replan
 
     # ---------------------------------------------------------------- game
@@ -206,9 +214,13 @@ class GameCache:
             self._games.move_to_end(game_key)
             self.stats["memory_hits"] += 1
             return game
-        _, translation = self.translation(domain, problem)
+        translation_key, translation = self.translation(domain, problem)
         game = CompiledGame(
-            key=game_key, data=data, logic=self.logics.game_logic(domain, grammar), translation=translation
+            key=game_key,
+            data=data,
+            logic=self.logics.game_logic(domain, grammar),
+            translation=translation,
+            translation_key=translation_key,
         )
         self._games[game_key] = game
         while len(self._games) > self.max_games:
@@ -372,7 +384,7 @@ class CachedPddlEnv(PddlEnv):
         state = GameState()
         state.last_command = command
         self._last_action = None
-        state.feedback = "Nothing happens."
+        state.feedback = NOTHING_HAPPENS
         state.raw = state.feedback
         for key in self._gathered_keys:
             value = prev[key]

@@ -29,11 +29,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from seed_envs.alfworld import vocab
-from seed_envs.alfworld.sources import DirectorySource, GeneratedSource, split_of
+from seed_envs.alfworld.sources import DirectorySource, GeneratedSource, split_of, task_type_of
 from seed_envs.core import SeedEnv, TaskStart, Transition
 
 TASK_PREFIX = "Your task is to: "
-NOTHING_HAPPENS = "Nothing happens."
 
 
 def task_sentence(intro: str) -> str:
@@ -72,12 +71,7 @@ class ALFWorldEnv(SeedEnv):
     ) -> None:
         super().__init__(split=split, render_mode=render_mode)
         if task_types is not None:
-            task_types = [task_types] if isinstance(task_types, str) else list(task_types)
-            unknown = [t for t in task_types if t not in vocab.TASK_TYPES]
-            if unknown:
-                raise ValueError(
-                    f"unknown task types {unknown}; expected some of {', '.join(vocab.TASK_TYPES)}"
-                )
+            task_types = vocab.check_task_types([task_types] if isinstance(task_types, str) else task_types)
         if data_dir is not None and difficulty is not None:
             raise ValueError("difficulty= chooses generated games; it cannot be combined with data_dir=")
         if data_dir is None and difficulty is None and os.environ.get("ALFWORLD_DATA"):
@@ -111,7 +105,7 @@ class ALFWorldEnv(SeedEnv):
             self._game_env.load(game_file)
             self._loaded_file = game_file
         self._state = self._game_env.reset()
-        self._task_type = self.source.task_type(task_id)
+        self._task_type = task_type_of(task_id)
         text = self._state.feedback
         return TaskStart(text=text, task=task_sentence(text), split=split, extra_info=self._extra_info())
 

@@ -41,6 +41,7 @@ receptacles, a few objects), ``medium``, and ``full`` (ALFWorld-sized rooms).
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import time
@@ -50,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from seed_envs.alfworld import vocab
+from seed_envs.alfworld.data import DATASET_DIRNAME, upstream_logic_files
 from seed_envs.alfworld.goals import candidate_goals, goal_receptacles, is_unseen_split, room_goals, scene_numbers
 from seed_envs.alfworld.problem import Receptacle, Scene, TaskSpec, Thing, problem_text
 from seed_envs.core import SPLITS, check_split, stable_seed
@@ -59,7 +61,6 @@ from seed_envs.parallel import map_in_processes
 #: Part of every RNG seed and of the cache directory: bump it when a change would alter
 #: generated games. 2: rooms without fixtures (``tiny``) are built around their goal.
 GENERATOR_VERSION = 2
-DATASET_DIRNAME = "json_2.1.1"
 MAX_ATTEMPTS = 40
 
 
@@ -237,9 +238,9 @@ class GeneratedGame:
         return f"{self.split}/{self.folder}/{self.trial}"
 
 
+@functools.cache
 def _logic_files() -> tuple[str, str]:
-    from seed_envs.alfworld.data import upstream_logic_files
-
+    """The text of the PDDL domain and the grammar the ``alfworld`` package ships (read once)."""
     domain_path, grammar_path = upstream_logic_files()
     return domain_path.read_text(), grammar_path.read_text()
 
@@ -292,9 +293,7 @@ def make_game(
     """Make game ``index`` of ``split``: draw it, solve it with the planner, check the plan."""
     check_split(split)
     level = get_difficulty(difficulty)
-    for family in task_types:
-        if family not in vocab.TASK_TYPES:
-            raise ValueError(f"unknown task type {family!r}; expected one of {', '.join(vocab.TASK_TYPES)}")
+    vocab.check_task_types(task_types)
     domain, grammar = _logic_files()
     solve = solver or plan_and_check
     for attempt in range(MAX_ATTEMPTS):

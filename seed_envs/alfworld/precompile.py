@@ -20,6 +20,9 @@ from seed_envs.alfworld.data import ALFWorldDataError, collect_games
 from seed_envs.core import SPLITS
 from seed_envs.parallel import map_in_processes
 
+#: This process's translation caches, one per disk directory (reused by every file it translates).
+_CACHES: dict[str | None, Any] = {}
+
 
 def _translate_file(job: tuple[str, str | None]) -> str:
     """Translate one game file into ``disk_dir``; return "disk_hits" or "translations"."""
@@ -27,9 +30,12 @@ def _translate_file(job: tuple[str, str | None]) -> str:
 
     game_file, disk_dir = job
     data = json.loads(Path(game_file).read_text())
-    cache = engine.GameCache(max_games=1, disk_dir=disk_dir)
+    cache = _CACHES.get(disk_dir)
+    if cache is None:
+        cache = _CACHES[disk_dir] = engine.GameCache(max_games=1, disk_dir=disk_dir)
+    disk_hits = cache.stats["disk_hits"]
     cache.translation(data["pddl_domain"], data["pddl_problem"])
-    return "disk_hits" if cache.stats["disk_hits"] else "translations"
+    return "disk_hits" if cache.stats["disk_hits"] > disk_hits else "translations"
 
 
 def precompile_games(

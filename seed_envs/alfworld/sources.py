@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from seed_envs.alfworld import vocab
-from seed_envs.alfworld.data import ALFWorldDataError, GameListing, collect_games, dataset_dir
-from seed_envs.core import SPLITS, check_split
+from seed_envs.alfworld.data import ALFWorldDataError, GameListing, collect_games, dataset_dir, game_file_for
+from seed_envs.core import check_split
 from seed_envs.files import atomic_write_text
 from seed_envs.paths import cache_dir
 
@@ -32,6 +32,11 @@ DEFAULT_COUNTS: dict[str, int] = {"train": 3553, "valid_seen": 140, "valid_unsee
 def split_of(task_id: str) -> str:
     """The split a task id belongs to (its first path component)."""
     return check_split(task_id.split("/", 1)[0])
+
+
+def task_type_of(task_id: str) -> str:
+    """The family of a task id (the start of its task directory's name)."""
+    return task_id.split("/")[1].split("-", 1)[0]
 
 
 class DirectorySource:
@@ -67,14 +72,7 @@ class DirectorySource:
         if task_id not in self._by_id:
             self.listing(split_of(task_id))
         path = self._by_id.get(task_id)
-        if path is None:
-            path = dataset_dir(self.root) / task_id / "game.tw-pddl"
-            if not path.is_file():
-                raise ALFWorldDataError(f"no game {task_id!r}: {path} does not exist")
-        return path
-
-    def task_type(self, task_id: str) -> str:
-        return task_id.split("/")[1].split("-", 1)[0]
+        return path if path is not None else game_file_for(self.root, task_id)
 
 
 def generated_root(difficulty: str, seed: int, task_types: Sequence[str] = vocab.TASK_TYPES) -> Path:
@@ -102,14 +100,13 @@ class GeneratedSource:
 
         self.difficulty = get_difficulty(difficulty).name
         self.seed = int(seed)
-        self.task_types = tuple(task_types) if task_types else vocab.TASK_TYPES
-        unknown = [t for t in self.task_types if t not in vocab.TASK_TYPES]
-        if unknown:
-            raise ValueError(f"unknown task types {unknown}; expected some of {', '.join(vocab.TASK_TYPES)}")
+        self.task_types = vocab.check_task_types(task_types) if task_types else vocab.TASK_TYPES
         self.counts = dict(DEFAULT_COUNTS if counts is None else counts)
         self.root = (
             Path(root) if root is not None else generated_root(self.difficulty, self.seed, self.task_types)
         )
+        #: (split, index) -> task id of the games this source has found or made.
+        self._task_ids: dict[tuple[str, int], str] = {}
 
     def _index_file(self, split: str, index: int) -> Path:
         return self.root / "index" / split / f"{index:06d}.txt"
@@ -122,16 +119,28 @@ class GeneratedSource:
         split = check_split(split)
         if not 0 <= index < self.count(split):
             raise IndexError(f"index {index} out of range for split {split!r} with {self.count(split)} tasks")
+        task_id = self._task_ids.get((split, index))
+        if task_id is None:
+            task_id = self._written(split, index) or self._generate(split, index)
+            self._task_ids[(split, index)] = task_id
+        return task_id
+
+    def _written(self, split: str, index: int) -> str | None:
+        """The task id of game ``index`` of ``split`` if its index file and game file are on disk."""
         marker = self._index_file(split, index)
         if marker.is_file():
             task_id = marker.read_text().strip()
             if (dataset_dir(self.root) / task_id / "game.tw-pddl").is_file():
                 return task_id
+        return None
+
+    def _generate(self, split: str, index: int) -> str:
+        """Make game ``index`` of ``split``, write it and its index file; return its task id."""
         from seed_envs.alfworld.generate import make_game, write_game
 
         game = make_game(split, index, self.difficulty, self.seed, self.task_types)
         write_game(self.root, game)
-        atomic_write_text(marker, game.relative_dir + "\n")
+        atomic_write_text(self._index_file(split, index), game.relative_dir + "\n")
         return game.relative_dir
 
     def task_id(self, split: str, index: int) -> str:
@@ -140,17 +149,15 @@ class GeneratedSource:
     def game_file(self, task_id: str) -> Path:
         path = dataset_dir(self.root) / task_id / "game.tw-pddl"
         if not path.is_file():
+            missing = ALFWorldDataError(f"no game {task_id!r} in the generated set at {self.root}")
             index = _index_from_trial(task_id)
-            if index is None or self.ensure(split_of(task_id), index) != task_id:
-                raise ALFWorldDataError(f"no game {task_id!r} in the generated set at {self.root}")
+            if index is None:
+                raise missing
+            split = split_of(task_id)
+            self._task_ids.pop((split, index), None)  # gone from disk since: find or make it again
+            if self.ensure(split, index) != task_id:
+                raise missing
         return path
-
-    def task_type(self, task_id: str) -> str:
-        return task_id.split("/")[1].split("-", 1)[0]
-
-    def generated_counts(self) -> dict[str, int]:
-        """How many games of each split exist on disk already."""
-        return {s: len(list((self.root / "index" / s).glob("*.txt"))) for s in SPLITS}
 
 
 def _index_from_trial(task_id: str) -> int | None:

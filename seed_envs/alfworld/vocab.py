@@ -299,6 +299,15 @@ ROOM_OPTIONAL: dict[str, dict[str, int]] = {
 ROOM_LAMPS: dict[str, tuple[str, ...]] = {"LivingRoom": LAMPS, "Bedroom": LAMPS}
 
 
+def check_task_types(task_types: Iterable[str]) -> tuple[str, ...]:
+    """Return ``task_types`` as a tuple if each is one of :data:`TASK_TYPES`, else raise a clear ValueError."""
+    task_types = tuple(task_types)
+    unknown = [t for t in task_types if t not in TASK_TYPES]
+    if unknown:
+        raise ValueError(f"unknown task types {unknown}; expected some of {', '.join(TASK_TYPES)}")
+    return task_types
+
+
 def holders_of(obj: str, receptacle_types: Iterable[str]) -> list[str]:
     """The receptacle types among ``receptacle_types`` that can hold ``obj``, sorted."""
     return sorted(r for r in set(receptacle_types) if obj in RECEPTACLE_HOLDS[r])
