@@ -21,7 +21,7 @@ from typing import Any
 import gymnasium as gym
 
 import seed_envs
-from seed_envs.baselines import ExpertAgent, RandomAgent, ScriptedAgent
+from seed_envs.baselines import BaselineAgent, ExpertAgent, RandomAgent
 from seed_envs.vector import make_vec
 
 SCRIPTS = Path(__file__).resolve().parent
@@ -31,7 +31,7 @@ WORKER_COUNTS = (1, 2, 4)
 SETTINGS: dict[str, dict[str, Any]] = {"seed/ALFWorld-v0": {"difficulty": "easy"}}
 
 
-def scripted_agent(info: dict[str, Any], seed: int) -> ScriptedAgent:
+def scripted_agent(info: dict[str, Any], seed: int) -> BaselineAgent:
     """Random admissible actions where the env lists them; else the expert's plan (e.g. searches).
 
     Open-ended envs (Search QA) would reject random strings, and a benchmark of rejections
@@ -40,7 +40,7 @@ def scripted_agent(info: dict[str, Any], seed: int) -> ScriptedAgent:
     return (RandomAgent if info["available_actions"] else ExpertAgent)(seed)
 
 
-def needs_plan(agent: ScriptedAgent) -> bool:
+def needs_plan(agent: BaselineAgent) -> bool:
     """Only the expert reads a plan; asking the env for one costs (ALFWorld plans with a planner)."""
     return isinstance(agent, ExpertAgent)
 

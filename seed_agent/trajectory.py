@@ -13,6 +13,8 @@ class StepRecord:
     ``error`` names why the reply was invalid (a parsing error code, or the env's
     rejection), empty when it was valid. ``has_image`` marks steps whose observation
     included an image (the analyzer's visual variant shows a placeholder for it).
+    ``expert_action`` is the first action of the env's expert plan from the state the
+    agent acted on, where the rollout asked for it (the scripted skill annotator uses it).
     """
 
     observation: str
@@ -22,6 +24,7 @@ class StepRecord:
     reward: float = 0.0
     error: str = ""
     has_image: bool = False
+    expert_action: str | None = None
 
 
 @dataclass

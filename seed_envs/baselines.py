@@ -13,7 +13,7 @@ from typing import Any, Protocol
 FALLBACK_ACTIONS = ("look", "help", "<answer>unknown</answer>")
 
 
-class ScriptedAgent(Protocol):
+class BaselineAgent(Protocol):
     name: str
 
     def start(self, info: dict[str, Any], expert_plan: list[str] | None) -> None: ...

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from seed_envs.baselines import AGENTS, ScriptedAgent
+from seed_envs.baselines import AGENTS, BaselineAgent
 from seed_envs.registration import env_ids as registered_env_ids
 from seed_envs.vector import make_vec
 
@@ -52,7 +52,7 @@ def run_agent(
     with make_vec(env_id, episodes, workers=workers, split=split, **env_kwargs) as vec:
         _, infos = vec.reset(options=[{"split": split, "index": i} for i in range(episodes)])
         plans = vec.call("expert_plan") if agent_name == "expert" else [None] * episodes
-        agents: list[ScriptedAgent] = [AGENTS[agent_name](seed=i) for i in range(episodes)]
+        agents: list[BaselineAgent] = [AGENTS[agent_name](seed=i) for i in range(episodes)]
         for agent, info, plan in zip(agents, infos, plans, strict=True):
             agent.start(info, plan)
         stats = [EpisodeStats(False, 0.0, 0, 0) for _ in range(episodes)]
