@@ -12,8 +12,6 @@ Usage: ``python scripts/bench_agent.py [--batch 8] [--new-tokens 32] [--repeats 
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 import torch
 from bench_common import median_rounds
@@ -27,13 +25,9 @@ def load():
 
     if is_fetched("smollm2"):
         return "smollm2", load_policy("smollm2")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "agent"))
-    from agent_tiny_models import tiny_llama
+    from seed_agent.tiny_models import tiny_random_policy
 
-    from seed_agent.policies.hf import TransformersPolicy
-
-    model, tokenizer = tiny_llama()
-    return "tiny random llama", TransformersPolicy(model, tokenizer)
+    return "tiny random llama", tiny_random_policy()
 
 
 def main() -> None:

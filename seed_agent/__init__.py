@@ -8,7 +8,7 @@
 - :mod:`seed_agent.policies`: the ``Policy`` protocol and its back ends (transformers,
   vLLM, OpenAI-compatible HTTP);
 - :mod:`seed_agent.models`: the offline SmolLM2-135M (``seed models fetch smollm2``);
-- :mod:`seed_agent.agent`, :mod:`seed_agent.episode`: agents, episodes, transcripts.
+- :mod:`seed_agent.agent`: agents that decide for a batch of episodes at once (LLM and scripted).
 
 Importing this package needs no torch; the transformers and vLLM back ends import
 their engines when used. It never imports ``seed_rl``.

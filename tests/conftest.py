@@ -27,3 +27,23 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     """
     monkeypatch.setenv("SEED_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "seed-cache"))
     monkeypatch.delenv("ALFWORLD_DATA", raising=False)
+
+
+@pytest.fixture(scope="session")
+def tiny_llama_policy():
+    """A policy over a tiny random Llama (built in-process, nothing downloaded)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from seed_agent.tiny_models import tiny_random_policy
+
+    return tiny_random_policy(batch_size=4)
+
+
+@pytest.fixture(scope="session")
+def tiny_vl_policy():
+    """A policy over a tiny random Qwen2.5-VL with images."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from seed_agent.tiny_models import tiny_random_policy
+
+    return tiny_random_policy(vlm=True, batch_size=4)

@@ -59,13 +59,19 @@ class SamplingParams:
 
 @dataclass(frozen=True)
 class Completion:
-    """One sampled reply. ``finish_reason``: ``stop`` (a stop string), ``eos`` or ``length``."""
+    """One sampled reply. ``finish_reason``: ``stop`` (a stop string), ``eos`` or ``length``.
+
+    ``prompt_token_ids`` are the ids the model read (local back ends; empty where the
+    back end does not expose them), so a trainer can score the same row without
+    tokenizing again.
+    """
 
     text: str
     token_ids: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
     finish_reason: str = "length"
     prompt_tokens: int = 0
+    prompt_token_ids: list[int] = field(default_factory=list)
 
 
 @runtime_checkable

@@ -226,7 +226,8 @@ class TransformersPolicy:
             if finish[row] == "stop":
                 text = _cut_after_stop(text, sampling.stop)
             completions.append(Completion(text=text, token_ids=tokens[row], logprobs=logprobs[row],
-                                          finish_reason=finish[row] or "length", prompt_tokens=len(ids[row])))
+                                          finish_reason=finish[row] or "length", prompt_tokens=len(ids[row]),
+                                          prompt_token_ids=list(ids[row])))
         return completions
 
     def _hits_stop(self, tokens: list[int], stop: Sequence[str], tail_tokens: int) -> bool:

@@ -11,9 +11,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from seed_envs.baselines import AGENTS, BaselineAgent
+from seed_agent.agent import ScriptedAgent
+from seed_envs.baselines import AGENTS
 from seed_envs.registration import env_ids as registered_env_ids
 from seed_envs.vector import make_vec
+from seed_rl.rollout import Episode, EpisodeStart, run_episodes
 
 #: Env options for the demo: small settings where first use (generation, planning) takes seconds.
 DEMO_SETTINGS: dict[str, dict[str, Any]] = {
@@ -22,20 +24,11 @@ DEMO_SETTINGS: dict[str, dict[str, Any]] = {
 
 
 @dataclass
-class EpisodeStats:
-    won: bool
-    ret: float
-    steps: int
-    invalid: int
-    failed: bool = False
-
-
-@dataclass
 class DemoRow:
     env_id: str
     agent: str
     settings: dict[str, Any]
-    episodes: list[EpisodeStats] = field(default_factory=list)
+    episodes: list[Episode] = field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -49,31 +42,10 @@ def run_agent(
 ) -> DemoRow:
     """Play ``episodes`` tasks of ``split`` (indices 0..episodes-1), all at once, one env per task."""
     started = time.perf_counter()
+    starts = [EpisodeStart(options={"split": split, "index": i}) for i in range(episodes)]
     with make_vec(env_id, episodes, workers=workers, split=split, **env_kwargs) as vec:
-        _, infos = vec.reset(options=[{"split": split, "index": i} for i in range(episodes)])
-        plans = vec.call("expert_plan") if agent_name == "expert" else [None] * episodes
-        agents: list[BaselineAgent] = [AGENTS[agent_name](seed=i) for i in range(episodes)]
-        for agent, info, plan in zip(agents, infos, plans, strict=True):
-            agent.start(info, plan)
-        stats = [EpisodeStats(False, 0.0, 0, 0) for _ in range(episodes)]
-        live = list(range(episodes))
-        observations: dict[int, dict] = {}
-        while live:
-            actions = [agents[i].act(observations.get(i, {}), infos[i]) for i in live]
-            obs, rewards, terminated, truncated, step_infos = vec.step(actions, env_ids=live)
-            still = []
-            for k, i in enumerate(live):
-                observations[i], infos[i] = obs[k], step_infos[k]
-                s = stats[i]
-                s.ret += float(rewards[k])
-                s.steps += 1
-                s.invalid += int(not step_infos[k]["action_valid"])
-                s.won = bool(step_infos[k]["won"])
-                s.failed = "worker_failure" in step_infos[k]
-                if not (terminated[k] or truncated[k]):
-                    still.append(i)
-            live = still
-    return DemoRow(env_id, agent_name, env_kwargs, stats, time.perf_counter() - started)
+        played = run_episodes(vec, ScriptedAgent(agent_name), starts, env_id=env_id)
+    return DemoRow(env_id, agent_name, env_kwargs, played, time.perf_counter() - started)
 
 
 def format_rows(rows: list[DemoRow]) -> str:
@@ -83,16 +55,16 @@ def format_rows(rows: list[DemoRow]) -> str:
     table = []
     for row in rows:
         eps = row.episodes
-        steps = sum(e.steps for e in eps)
+        steps = sum(len(e.rows) for e in eps)
         table.append([
             row.env_id + "".join(f" {k}={v}" for k, v in row.settings.items()),
             row.agent,
             len(eps),
             proportion_ci(sum(e.won for e in eps), len(eps)).percent(),
-            str(mean_ci([e.ret for e in eps])),
+            str(mean_ci([sum(r.env_reward for r in e.rows) for e in eps])),
             f"{steps / len(eps):.1f}",
-            f"{100 * sum(e.invalid for e in eps) / max(steps, 1):.1f}",
-            sum(e.failed for e in eps),
+            f"{100 * sum(e.invalid_steps for e in eps) / max(steps, 1):.1f}",
+            sum(e.lost is not None for e in eps),
             f"{steps / row.seconds:.0f}",
         ])
     headers = ["env", "agent", "episodes", "success % [95% CI]", "return [95% CI]", "steps/ep", "invalid %",

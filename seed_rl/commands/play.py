@@ -51,8 +51,8 @@ def parse_env_args(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
-def make_env(env_id: str, split: str, visual: bool, extra: dict[str, Any]) -> Any:
-    """``gym.make`` with the split; text observations unless ``--visual`` (for envs that offer both)."""
+def env_kwargs(env_id: str, split: str, visual: bool, extra: dict[str, Any]) -> dict[str, Any]:
+    """``gym.make`` keywords: the split; text observations unless ``visual`` (for envs that offer both)."""
     import gymnasium as gym
 
     import seed_envs  # noqa: F401  (registers the ids)
@@ -62,10 +62,17 @@ def make_env(env_id: str, split: str, visual: bool, extra: dict[str, Any]) -> An
     env_class = gym.envs.registration.load_env_creator(entry) if isinstance(entry, str) else entry
     if "observation_mode" in inspect.signature(env_class).parameters and "observation_mode" not in kwargs:
         kwargs["observation_mode"] = "both" if visual else "text"
-    return gym.make(env_id, **kwargs)
+    return kwargs
 
 
-def make_agent(args: argparse.Namespace, env: Any) -> Any:
+def make_env(env_id: str, split: str, visual: bool, extra: dict[str, Any]) -> Any:
+    """One env as ``seed play`` builds it (see :func:`env_kwargs`)."""
+    import gymnasium as gym
+
+    return gym.make(env_id, **env_kwargs(env_id, split, visual, extra))
+
+
+def make_agent(args: argparse.Namespace) -> Any:
     from seed_agent.agent import LLMAgent, ScriptedAgent
     from seed_agent.models import MODELS, load_policy
     from seed_agent.policies.base import SamplingParams
@@ -99,28 +106,29 @@ def make_agent(args: argparse.Namespace, env: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from seed_agent.episode import format_transcript, run_episode
     from seed_agent.models import ModelNotFetched
+    from seed_envs.vector import make_vec
+    from seed_rl.rollout import EpisodeStart, run_episodes
+    from seed_rl.transcript import format_transcript
 
-    env = make_env(args.env, args.split, args.visual, parse_env_args(args.env_arg))
+    kwargs = env_kwargs(args.env, args.split, args.visual, parse_env_args(args.env_arg))
     try:
-        agent = make_agent(args, env)
+        agent = make_agent(args)
     except ModelNotFetched as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    won, parse_rates, steps = 0, [], []
-    for i in range(args.episodes):
-        options = {"split": args.split, "index": args.start_index + i}
-        episode = run_episode(env, agent, env_name=args.env, seed=args.seed + i, options=options)
+    starts = [EpisodeStart(options={"split": args.split, "index": args.start_index + i}, seed=args.seed + i)
+              for i in range(args.episodes)]
+    with make_vec(args.env, args.episodes, backend="sync", **kwargs) as vec:
+        episodes = run_episodes(vec, agent, starts, env_id=args.env)
+    for episode in episodes:
         print(format_transcript(episode, show_prompts=args.show_prompts), flush=True)
-        won += episode.trajectory.won
-        steps.append(len(episode.trajectory.steps))
-        if not math.isnan(episode.parse_rate):
-            parse_rates.append(episode.parse_rate)
+    won = sum(e.won for e in episodes)
+    steps = [len(e.rows) for e in episodes]
+    parse_rates = [e.parse_rate for e in episodes if not math.isnan(e.parse_rate)]
     summary = f"\n{args.episodes} episode(s) of {args.env} [{args.split}] with {args.policy}: won {won}/{args.episodes}"
     summary += f", mean steps {sum(steps) / len(steps):.1f}"
     if parse_rates:
         summary += f", parse rate {sum(parse_rates) / len(parse_rates):.2f}"
     print(summary)
-    env.close()
     return 0

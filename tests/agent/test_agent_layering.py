@@ -8,7 +8,7 @@ import sys
 
 import seed_agent
 
-LIGHT = ["seed_agent", "seed_agent.policies", "seed_agent.agent", "seed_agent.episode", "seed_agent.models",
+LIGHT = ["seed_agent", "seed_agent.policies", "seed_agent.agent", "seed_agent.models",
          "seed_agent.policies.http", "seed_agent.policies.server", "seed_agent.skills", "seed_agent.prompts"]
 
 

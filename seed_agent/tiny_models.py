@@ -1,6 +1,10 @@
-"""Tiny random models for fast tests: a byte-level BPE tokenizer trained in-process on
-the project's own prompt text, a 2-layer Llama, and a 2-layer Qwen2.5-VL with a tiny
-vision tower. Nothing is downloaded."""
+"""Tiny randomly initialised models (``model=tiny-random``): for tests and quick checks.
+
+A byte-level BPE tokenizer trained in-process on the project's own prompt text (every
+env's prompts and the analyzer prompt), a 2-layer Llama, and a 2-layer Qwen2.5-VL with
+a tiny vision tower. Nothing is downloaded; building one takes about a second. They
+learn nothing useful: they exercise every code path of sampling, scoring and training.
+"""
 
 from __future__ import annotations
 
@@ -26,12 +30,18 @@ SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start
 
 def _corpus() -> list[str]:
     from seed_agent.prompts import PROMPT_MODULES, PromptBuilder, prompt_spec
+    from seed_agent.skills import analyzer_prompt
+    from seed_agent.trajectory import StepRecord, Trajectory
 
     texts = []
     for env in PROMPT_MODULES:
         for style in ("think", "act"):
             prompt = PromptBuilder(prompt_spec(env), style=style).build("find the goal", "You see a room.", ["look"])
             texts.append(prompt.render())
+    for won in (True, False):
+        step = StepRecord("You see a room.", "<action>look</action>", "look", valid=won)
+        texts.append(analyzer_prompt(Trajectory("env", "find the goal", steps=[step], won=won)).render())
+    texts.append('{"episode_summary": "...", "episode_skill": "...", "step_skills": [{"step": 1, "skill": "..."}]}')
     return texts * 4
 
 
@@ -61,8 +71,10 @@ def tiny_llama(seed: int = 0, max_positions: int = 4096):
         initializer_range=0.3, pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
         bos_token_id=None, tie_word_embeddings=False,
     )
-    torch.manual_seed(seed)
-    return LlamaForCausalLM(config).eval(), tokenizer
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        model = LlamaForCausalLM(config).eval()
+    return model, tokenizer
 
 
 def tiny_qwen_vl(seed: int = 0):
@@ -88,8 +100,21 @@ def tiny_qwen_vl(seed: int = 0):
         vision_start_token_id=vocab["<|vision_start|>"], vision_end_token_id=vocab["<|vision_end|>"],
         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
     )
-    torch.manual_seed(seed)
-    model = Qwen2_5_VLForConditionalGeneration(config).eval()
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        model = Qwen2_5_VLForConditionalGeneration(config).eval()
     image_processor = Qwen2VLImageProcessorPil(min_pixels=56 * 56, max_pixels=112 * 112, patch_size=14,
                                             merge_size=2, temporal_patch_size=2)
     return model, tokenizer, image_processor
+
+
+def tiny_random_policy(seed: int = 0, *, vlm: bool = False, batch_size: int = 8):
+    """A :class:`~seed_agent.policies.hf.TransformersPolicy` over a tiny random Llama (or Qwen2.5-VL)."""
+    from seed_agent.policies.hf import TransformersPolicy
+
+    if vlm:
+        model, tokenizer, image_processor = tiny_qwen_vl(seed)
+        return TransformersPolicy(model, tokenizer, image_processor=image_processor, batch_size=batch_size,
+                                  tokens_per_image=16)
+    model, tokenizer = tiny_llama(seed)
+    return TransformersPolicy(model, tokenizer, batch_size=batch_size)
