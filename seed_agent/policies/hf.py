@@ -157,12 +157,13 @@ class TransformersPolicy:
         return (attention_mask.cumsum(-1) - 1).clamp(min=0)
 
     def _forward(self, batch: EncodedBatch, logits_to_keep: int, cache: Any = None,
-                 input_ids: torch.Tensor | None = None, position_ids: torch.Tensor | None = None) -> Any:
+                 input_ids: torch.Tensor | None = None, position_ids: torch.Tensor | None = None,
+                 use_cache: bool = True) -> Any:
         kwargs = {
             "input_ids": batch.input_ids if input_ids is None else input_ids,
             "attention_mask": batch.attention_mask,
             "position_ids": batch.position_ids if position_ids is None else position_ids,
-            "use_cache": True,
+            "use_cache": use_cache,
             "logits_to_keep": logits_to_keep,
             self._cache_arg: cache,
         }
@@ -248,15 +249,20 @@ class TransformersPolicy:
         out: list[torch.Tensor] = []
         for start in range(0, len(ids), self.batch_size):
             chunk = slice(start, start + self.batch_size)
-            out += self._score_batch(ids[chunk], [list(c) for c in completion_token_ids[chunk]], vision[chunk],
-                                     temperature)
+            out += self.score_ids(ids[chunk], [list(c) for c in completion_token_ids[chunk]], vision[chunk],
+                                  temperature)
         return out
 
-    def _score_batch(self, prompt_ids, completions, vision, temperature: float) -> list[torch.Tensor]:
-        sequences = [p + c for p, c in zip(prompt_ids, completions, strict=True)]
+    def score_ids(self, prompt_ids: Sequence[Sequence[int]], completions: Sequence[Sequence[int]],
+                  vision: Sequence[dict[str, torch.Tensor]] | None = None,
+                  temperature: float = 1.0) -> list[torch.Tensor]:
+        """Per-token log-probs of already encoded rows, in **one** forward pass (the caller sizes
+        the batch), under the caller's grad mode. ``vision``: per-row vision inputs from :meth:`encode`."""
+        vision = list(vision) if vision is not None else [{} for _ in prompt_ids]
+        sequences = [list(p) + list(c) for p, c in zip(prompt_ids, completions, strict=True)]
         batch = self.batch(sequences, vision)
         keep = max(len(c) for c in completions) + 1
-        output = self._forward(batch, logits_to_keep=keep)
+        output = self._forward(batch, logits_to_keep=keep, use_cache=False)
         logits = output.logits[:, :-1, :].float() / temperature
         targets = batch.input_ids[:, -keep + 1:] if keep > 1 else batch.input_ids[:, :0]
         token_lp = torch.log_softmax(logits, dim=-1).gather(-1, targets[..., None])[..., 0]

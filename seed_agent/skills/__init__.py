@@ -7,7 +7,7 @@ SEED, per rollout: the policy reads its own finished trajectory through
 prompt ``h``; the trainer re-scores the sampled action tokens under both.
 """
 
-from seed_agent.skills.analyzer import ANALYZER_SYSTEM, analyzer_images, analyzer_prompt
+from seed_agent.skills.analyzer import ANALYZER_SYSTEM, JSON_PREFILL, analyzer_images, analyzer_prompt
 from seed_agent.skills.extract import NoSkill, Skill, SkillResult, extract_skill
 from seed_agent.skills.inject import EPISODE_SKILL_HEADER, STEP_SKILL_HEADER, inject, inject_within_budget
 from seed_agent.skills.library import LibraryEntry, SkillLibrary
@@ -15,6 +15,7 @@ from seed_agent.skills.library import LibraryEntry, SkillLibrary
 __all__ = [
     "ANALYZER_SYSTEM",
     "EPISODE_SKILL_HEADER",
+    "JSON_PREFILL",
     "STEP_SKILL_HEADER",
     "LibraryEntry",
     "NoSkill",

@@ -55,6 +55,15 @@ JSON_REQUEST = (
     "steps where a specific decision mattered.\n"
     'Example: {"episode_summary": "...", "episode_skill": "...", "step_skills": [{"step": 2, "skill": "..."}]}'
 )
+#: The request when only the episode skill is wanted (SEED's default setting).
+EPISODE_ONLY_JSON_REQUEST = (
+    "Answer with one JSON object with these keys:\n"
+    '- "episode_summary": one or two sentences on what happened;\n'
+    '- "episode_skill": {episode_skill}.\n'
+    'Example: {"episode_summary": "...", "episode_skill": "..."}'
+)
+#: A reply prefill that starts the JSON object (helps small models keep the format).
+JSON_PREFILL = '{"episode_summary": "'
 
 
 def analyzer_prompt(
@@ -63,9 +72,12 @@ def analyzer_prompt(
     visual: bool = False,
     observation_chars: int = 600,
     response_chars: int = 600,
+    step_skills: bool = True,
+    prefill: str = "",
 ) -> ChatPrompt:
     """The analyzer's prompt for ``trajectory``; ``visual`` shows an image placeholder per step
-    that had an image (fill them with the step images, in order)."""
+    that had an image (fill them with the step images, in order). ``step_skills=False`` asks
+    for the episode skill only; ``prefill`` starts the reply (e.g. :data:`JSON_PREFILL`)."""
     outcome = "SUCCESS" if trajectory.won else "FAILURE"
     header = (
         f"Task: {trajectory.task}\n"
@@ -83,14 +95,16 @@ def analyzer_prompt(
         ]
         lines.append("\n".join(block))
     steps_text = "\n\n".join(lines) if lines else "(the episode has no steps)"
+    request = JSON_REQUEST if step_skills else EPISODE_ONLY_JSON_REQUEST
     sections = (
         Section("task", header),
         Section("trajectory", f"Trajectory:\n{steps_text}"),
         Section("request", SUCCESS_REQUEST if trajectory.won else FAILURE_REQUEST),
         Section("style", STYLE_RULES),
-        Section("instruction", JSON_REQUEST.replace("{episode_skill}", EPISODE_SKILL_WHAT[trajectory.won])),
+        Section("instruction", request.replace("{episode_skill}", EPISODE_SKILL_WHAT[trajectory.won])),
     )
-    return ChatPrompt(system=ANALYZER_SYSTEM, sections=sections, meta={"env": trajectory.env, "analyzer": True})
+    return ChatPrompt(system=ANALYZER_SYSTEM, sections=sections, prefill=prefill,
+                      meta={"env": trajectory.env, "analyzer": True})
 
 
 def analyzer_images(trajectory: Trajectory, images: list) -> list:
