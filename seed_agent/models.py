@@ -174,3 +174,28 @@ def load_policy(name: str = DEFAULT_MODEL, **kwargs: Any):
     from seed_agent.policies.hf import TransformersPolicy
 
     return TransformersPolicy.from_pretrained(str(model_path(name)), **kwargs)
+
+
+#: Names :func:`load_named_policy` accepts, besides ``hf:PATH``.
+POLICY_NAMES = (*MODELS, "tiny-random")
+
+
+def load_named_policy(name: str, *, dtype: str = "float32", vlm: bool = False, seed: int = 0, **kwargs: Any):
+    """A local :class:`~seed_agent.policies.hf.TransformersPolicy` by name: an offline model
+    (``smollm2``), ``tiny-random`` (built in-process, seeded by ``seed``), or ``hf:PATH``."""
+    if name == "tiny-random":
+        from seed_agent.tiny_models import tiny_random_policy
+
+        policy = tiny_random_policy(seed, vlm=vlm, **kwargs)
+        if dtype != "float32":
+            import torch
+
+            policy.model.to(getattr(torch, dtype))
+        return policy
+    if name in MODELS:
+        return load_policy(name, dtype=dtype, vlm=vlm, **kwargs)
+    if name.startswith("hf:"):
+        from seed_agent.policies.hf import TransformersPolicy
+
+        return TransformersPolicy.from_pretrained(name[3:], dtype=dtype, vlm=vlm, **kwargs)
+    raise KeyError(f"unknown model {name!r}; known: {', '.join(POLICY_NAMES)} or hf:PATH")

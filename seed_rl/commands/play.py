@@ -8,7 +8,6 @@ with ``seed models fetch smollm2``), ``hf:PATH`` (a transformers model folder),
 from __future__ import annotations
 
 import argparse
-import inspect
 import math
 import sys
 from typing import Any
@@ -19,7 +18,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("play", help=doc.splitlines()[0], description=doc,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", required=True, help="env id, e.g. seed/Sokoban-v0")
-    parser.add_argument("--policy", default="random", help="random | expert | smollm2 | hf:PATH | vllm:PATH | http:URL")
+    parser.add_argument("--policy", default="random",
+                        help="random | expert | smollm2 | tiny-random | hf:PATH | vllm:PATH | http:URL")
     parser.add_argument("--split", default="valid_unseen", help="train, valid_seen or valid_unseen")
     parser.add_argument("--episodes", type=int, default=1)
     parser.add_argument("--start-index", type=int, default=0, help="index of the first task in the split")
@@ -51,43 +51,18 @@ def parse_env_args(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
-def env_kwargs(env_id: str, split: str, visual: bool, extra: dict[str, Any]) -> dict[str, Any]:
-    """``gym.make`` keywords: the split; text observations unless ``visual`` (for envs that offer both)."""
-    import gymnasium as gym
-
-    import seed_envs  # noqa: F401  (registers the ids)
-
-    kwargs = {"split": split, **extra}
-    entry = gym.spec(env_id).entry_point
-    env_class = gym.envs.registration.load_env_creator(entry) if isinstance(entry, str) else entry
-    if "observation_mode" in inspect.signature(env_class).parameters and "observation_mode" not in kwargs:
-        kwargs["observation_mode"] = "both" if visual else "text"
-    return kwargs
-
-
-def make_env(env_id: str, split: str, visual: bool, extra: dict[str, Any]) -> Any:
-    """One env as ``seed play`` builds it (see :func:`env_kwargs`)."""
-    import gymnasium as gym
-
-    return gym.make(env_id, **env_kwargs(env_id, split, visual, extra))
-
-
 def make_agent(args: argparse.Namespace) -> Any:
     from seed_agent.agent import LLMAgent, ScriptedAgent
-    from seed_agent.models import MODELS, load_policy
+    from seed_agent.models import MODELS, load_named_policy
     from seed_agent.policies.base import SamplingParams
     from seed_agent.prompts import PromptBuilder, prompt_spec
 
     name = args.policy
     if name in ("random", "expert"):
         return ScriptedAgent(name, args.seed)
-    tiny = name in MODELS
-    if tiny:
-        policy = load_policy(name)
-    elif name.startswith("hf:"):
-        from seed_agent.policies.hf import TransformersPolicy
-
-        policy = TransformersPolicy.from_pretrained(name[3:], vlm=args.visual)
+    tiny = name in (*MODELS, "tiny-random")
+    if tiny or name.startswith("hf:"):
+        policy = load_named_policy(name, vlm=args.visual, seed=args.seed)
     elif name.startswith("vllm:"):
         from seed_agent.policies.vllm_backend import VLLMPolicy
 
@@ -108,6 +83,7 @@ def make_agent(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     from seed_agent.models import ModelNotFetched
     from seed_envs.vector import make_vec
+    from seed_rl.envs import env_kwargs
     from seed_rl.rollout import EpisodeStart, run_episodes
     from seed_rl.transcript import format_transcript
 

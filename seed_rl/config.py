@@ -1,0 +1,212 @@
+"""Training configs: one flat dataclass, read from YAML, with ``key=value`` overrides.
+
+``load_config("sokoban_seed", ["updates=4", "model=tiny-random"])`` reads a config file
+(a path, or the name of one shipped in ``seed_rl/configs/``), applies the overrides, and
+checks every key and value **before any work starts**: an unknown key names the allowed
+keys, a value outside a fixed set names the allowed values, a value of the wrong type
+names the type expected.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+
+#: Values a key may take, where the set is fixed.
+CHOICES: dict[str, tuple[Any, ...]] = {
+    "algo": ("grpo", "seed"),
+    "finetune": ("lora", "full"),
+    "style": ("act", "think"),
+    "reward": ("return", "won", "score"),
+    "rescore": ("auto", "always", "never"),
+    "is_mode": ("truncate", "mask"),
+    "analyzer": ("self", "frozen-initial", "scripted"),
+    "skills": ("on-policy", "static-library"),
+    "dtype": ("float32", "bfloat16"),
+    "sft_source": ("scripted", "external"),
+}
+
+
+class ConfigError(ValueError):
+    """A config key or value is not allowed; the message says which and what is."""
+
+
+@dataclass
+class TrainConfig:
+    """Every setting of a training run. Defaults follow the paper where it gives one."""
+
+    # what to train on
+    env: str = "seed/Sokoban-v0"
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    split: str = "train"
+    max_steps: int = 0  # 0: the env's own limit
+    # the model
+    model: str = "tiny-random"  # smollm2 | tiny-random | hf:PATH
+    finetune: str = "lora"
+    lora_rank: int = 16
+    lora_alpha: int = 32
+    lora_targets: list[str] = field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
+    dtype: str = "float32"
+    gradient_checkpointing: bool = False
+    threads: int = 0  # 0: leave torch's default
+    # the algorithm
+    algo: str = "grpo"
+    updates: int = 10
+    tasks_per_update: int = 4
+    group_size: int = 8
+    seed: int = 0
+    lr: float = 1e-5
+    weight_decay: float = 0.0
+    grad_clip: float = 1.0
+    minibatches: int = 1  # optimizer steps per epoch; mini-batches count trajectories
+    epochs: int = 1
+    clip_low: float = 0.2
+    clip_high: float = 0.2
+    kl_coef: float = 0.01
+    normalize_std: bool = True
+    reward: str = "return"  # the outcome reward R of a trajectory
+    penalty: float = 0.1  # the invalid-action penalty
+    token_budget: int = 4096  # padded tokens per micro-batch
+    rescore: str = "auto"  # re-score old log-probs on the learner: auto = when the sampler differs
+    is_cap: float = 2.0
+    is_mode: str = "truncate"
+    # sampling
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_new_tokens: int = 32
+    style: str = "act"
+    one_shot: bool = True
+    visual: bool = False
+    # SEED
+    lambda_opd: float = 0.01
+    beta_opd: float = 5.0
+    analyzer: str = "self"
+    skills: str = "on-policy"
+    library_updates: int = 1  # static-library: updates whose skills build the library
+    failed_only: bool = False
+    step_skills: bool = False
+    analyzer_max_new_tokens: int = 160
+    analyzer_prefill: bool = True
+    skill_reserve_tokens: int = 160  # prompt room kept free for an injected skill
+    # Stage 1 (SFT of the analyzer role)
+    sft: bool = False
+    sft_source: str = "scripted"
+    sft_tasks: int = 24
+    sft_rollouts: int = 2
+    sft_epochs: int = 3
+    sft_lr: float = 2e-4
+    sft_eval_trajectories: int = 8
+    sft_analyzer_url: str = ""  # OpenAI-compatible server for sft_source=external
+    # runs
+    run_dir: str = "runs/train"
+    checkpoint_every: int = 1
+    keep_checkpoints: int = 2
+    workers: int = 0  # env worker processes; 0: in-process
+    progress: bool = True
+    tensorboard: bool = False
+    wandb: bool = False
+    wandb_project: str = "seed"
+
+    def validate(self) -> TrainConfig:
+        for key, allowed in CHOICES.items():
+            value = getattr(self, key)
+            if value not in allowed:
+                raise ConfigError(f"{key}={value!r} is not allowed; {key} must be one of: "
+                                  + ", ".join(map(str, allowed)))
+        if not (self.model in ("smollm2", "tiny-random") or self.model.startswith("hf:")):
+            raise ConfigError(f"model={self.model!r} is not allowed; model must be smollm2, tiny-random or hf:PATH")
+        positive = ("updates", "tasks_per_update", "group_size", "minibatches", "epochs", "token_budget",
+                    "max_new_tokens", "analyzer_max_new_tokens", "checkpoint_every", "keep_checkpoints")
+        for key in positive:
+            if getattr(self, key) < 1:
+                raise ConfigError(f"{key}={getattr(self, key)!r} is not allowed; {key} must be >= 1")
+        for key in ("lambda_opd", "kl_coef", "penalty", "clip_low", "clip_high", "temperature", "lr"):
+            if getattr(self, key) < 0:
+                raise ConfigError(f"{key}={getattr(self, key)!r} is not allowed; {key} must be >= 0")
+        if self.temperature == 0:
+            raise ConfigError("temperature=0 is not allowed for training; GRPO needs sampled groups (use > 0)")
+        if self.minibatches > self.tasks_per_update * self.group_size:
+            raise ConfigError(f"minibatches={self.minibatches} exceeds the {self.tasks_per_update * self.group_size} "
+                              "trajectories of an update")
+        if self.split not in ("train", "valid_seen", "valid_unseen"):
+            raise ConfigError(f"split={self.split!r} is not allowed; split must be one of: train, valid_seen, "
+                              "valid_unseen")
+        return self
+
+    @property
+    def uses_opd(self) -> bool:
+        return self.algo == "seed" and self.lambda_opd > 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def config_path(name_or_path: str) -> Path:
+    """A config file: an existing path, or a name (``sokoban_seed``) shipped in ``seed_rl/configs``."""
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    shipped = CONFIG_DIR / (path.name if path.suffix else f"{path.name}.yaml")
+    if shipped.is_file():
+        return shipped
+    known = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yaml")))
+    raise ConfigError(f"no config file {name_or_path!r}; shipped configs: {known}")
+
+
+def load_config(name_or_path: str | None = None, overrides: list[str] | tuple[str, ...] = (),
+                base: dict[str, Any] | None = None) -> TrainConfig:
+    """The config from a file (or the defaults), then ``base`` (a dict), then ``key=value`` overrides."""
+    import yaml
+
+    values: dict[str, Any] = {}
+    if name_or_path is not None:
+        path = config_path(name_or_path)
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path} must hold a mapping of keys to values")
+        values.update(loaded)
+    values.update(base or {})
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"overrides are key=value, got {item!r}")
+        values[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+    return from_dict(values)
+
+
+def from_dict(values: dict[str, Any]) -> TrainConfig:
+    """A validated config from a mapping; unknown keys and wrongly typed values are refused."""
+    fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    hints = typing.get_type_hints(TrainConfig)
+    kwargs = {}
+    for key, value in values.items():
+        if key not in fields:
+            near = difflib.get_close_matches(key, fields, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise ConfigError(f"unknown config key {key!r}{hint}; allowed keys: {', '.join(fields)}")
+        kwargs[key] = _coerce(key, value, hints[key])
+    return TrainConfig(**kwargs).validate()
+
+
+def _coerce(key: str, value: Any, hint: Any) -> Any:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        hint = next(a for a in typing.get_args(hint) if a is not type(None))
+        origin = typing.get_origin(hint)
+    expected = origin or hint
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if expected is str and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    if expected is list and isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    if (expected is int and isinstance(value, bool)) or not isinstance(value, expected):
+        raise ConfigError(f"{key}={value!r} is not allowed; {key} must be a {expected.__name__}")
+    return value
