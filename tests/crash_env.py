@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from functools import lru_cache
 
@@ -35,6 +36,10 @@ class CrashEnv(SeedEnv):
     def data_loads(self) -> tuple[int, int, int]:
         """(pid, loads in this process, id of the catalog object)."""
         return os.getpid(), len(LOADS), id(self.catalog)
+
+    def has_module(self, name: str) -> bool:
+        """Whether this process has imported ``name`` (a forked worker has the parent's modules)."""
+        return name in sys.modules
 
     def task_count(self, split: str) -> int | None:
         return 100

@@ -56,13 +56,16 @@ def test_a_subset_of_envs_can_be_stepped():
             vec.step(["+"], env_ids=[9])
 
 
-def crash_vec(workers: int = 2, timeout: float | None = 600.0) -> SeedVectorEnv:
-    return SeedVectorEnv([make_crash_env] * 4, workers=workers, backend="process", step_timeout=timeout)
+def crash_vec(workers: int = 2, timeout: float | None = 600.0, context: str | None = None) -> SeedVectorEnv:
+    return SeedVectorEnv(
+        [make_crash_env] * 4, workers=workers, backend="process", step_timeout=timeout, context=context
+    )
 
 
+@pytest.mark.parametrize("context", [None, "spawn"])
 @pytest.mark.parametrize("how", ["kill", "segfault", "exit"])
-def test_a_dead_worker_is_restarted_and_its_episodes_reported(how):
-    with crash_vec() as vec:
+def test_a_dead_worker_is_restarted_and_its_episodes_reported(how, context):
+    with crash_vec(context=context) as vec:
         vec.reset(task_ids=[f"crash/train/{i}" for i in range(4)])
         vec.step(["a"] * 4)
         if how == "kill":

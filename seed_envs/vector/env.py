@@ -28,6 +28,7 @@ from seed_envs.vector.workers import (
     ProcessWorker,
     Worker,
     WorkerDied,
+    WorkerStartError,
     make_registered_env,
 )
 
@@ -35,7 +36,14 @@ BACKENDS = ("process", "sync")
 
 
 class SeedVectorEnv:
-    """Several seed envs behind one batched ``reset`` / ``step``."""
+    """Several seed envs behind one batched ``reset`` / ``step``.
+
+    ``context`` picks how worker processes start: ``None`` (the default) runs a fresh
+    interpreter on this package's worker entry point, which works from any script, guarded
+    or not; ``"spawn"``, ``"forkserver"`` or ``"fork"`` use that multiprocessing start method.
+    A worker that cannot start raises :class:`~seed_envs.vector.launch.WorkerStartError`
+    (naming the cause and the fix) and closes the vector env.
+    """
 
     def __init__(
         self,
@@ -43,7 +51,7 @@ class SeedVectorEnv:
         workers: int | None = None,
         backend: str = "process",
         step_timeout: float | None = 600.0,
-        context: str = "spawn",
+        context: str | None = None,
         max_restarts: int = 10,
     ) -> None:
         if backend not in BACKENDS:
@@ -56,13 +64,18 @@ class SeedVectorEnv:
         self.placement: list[tuple[int, int]] = []  # env id -> (worker, slot)
         blocks = np.array_split(np.arange(self.num_envs), n_workers)
         self.workers: list[Worker] = []
-        for w, block in enumerate(blocks):
-            factories = [env_fns[i] for i in block]
-            self.placement.extend((w, slot) for slot in range(len(block)))
-            if backend == "sync":
-                self.workers.append(InProcessWorker(factories))
-            else:
-                self.workers.append(ProcessWorker(factories, context=context, timeout=step_timeout))
+        try:
+            for w, block in enumerate(blocks):
+                factories = [env_fns[i] for i in block]
+                self.placement.extend((w, slot) for slot in range(len(block)))
+                if backend == "sync":
+                    self.workers.append(InProcessWorker(factories))
+                else:
+                    self.workers.append(ProcessWorker(factories, context=context, timeout=step_timeout))
+        except BaseException:
+            for worker in self.workers:
+                worker.close()
+            raise
         self.backend = backend
         self.max_restarts = max_restarts
         self.failures: list[dict[str, Any]] = []
@@ -183,6 +196,15 @@ class SeedVectorEnv:
         for position, (env_id, payload) in enumerate(items):
             worker, slot = self.placement[env_id]
             by_worker.setdefault(worker, []).append((position, env_id, (slot, *payload)))
+        try:
+            return self._run_shares(kind, items, by_worker, retry)
+        except WorkerStartError:
+            self.close()  # the other workers' answers are left unread: this env cannot go on
+            raise
+
+    def _run_shares(
+        self, kind: str, items: list[tuple[int, tuple]], by_worker: dict[int, list[tuple[int, int, tuple]]], retry: bool
+    ) -> list[tuple[str, Any]]:
         deaths: dict[int, WorkerDied] = {}
         for w, share in by_worker.items():
             try:
@@ -267,13 +289,14 @@ def make_vec(
     workers: int | None = None,
     backend: str = "process",
     step_timeout: float | None = 600.0,
-    context: str = "spawn",
+    context: str | None = None,
     **env_kwargs: Any,
 ) -> SeedVectorEnv:
     """``num_envs`` copies of a registered env over ``workers`` processes (or ``sync``: in-process).
 
     Each worker builds its envs with ``gym.make(env_id, **env_kwargs)``; data that an
     env module caches per process (catalogs, indexes) is thus loaded once per worker.
+    ``context`` is as for :class:`SeedVectorEnv`; the default works from any script.
     """
     factory = functools.partial(make_registered_env, env_id, env_kwargs)
     return SeedVectorEnv(

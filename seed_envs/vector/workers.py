@@ -11,19 +11,35 @@ Commands (``kind``, ``items``), each item addressed to a slot of the worker:
 - ``("step",  [(slot, action)])``        -> ``("ok", (obs, reward, terminated, truncated, info))``;
 - ``("call",  [(slot, name, args)])``    -> ``("ok", value)`` (a method of ``env.unwrapped``);
 
-or ``("error", traceback_text)`` for an item whose env raised.
+or ``("error", traceback_text)`` for an item whose env raised. Before any command, a child
+sends ``("ready", pid)``, or ``("boot-error", traceback_text)`` if it could not load its
+factories; how children are started is in :mod:`seed_envs.vector.launch`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import multiprocessing as mp
+import os
+import pickle
 import traceback
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol
 
 import gymnasium as gym
+
+from seed_envs.vector.launch import WorkerStartError, import_main, plan_launch, start_process
+
+__all__ = [
+    "EnvGroup",
+    "InProcessWorker",
+    "ProcessWorker",
+    "Worker",
+    "WorkerDied",
+    "WorkerStartError",
+    "make_registered_env",
+    "serve",
+]
 
 EnvFactory = Callable[[], gym.Env]
 Result = tuple[str, Any]
@@ -142,15 +158,31 @@ class InProcessWorker:
         self.group.close()
 
 
-def _serve(conn: Connection, factories: Sequence[EnvFactory]) -> None:
-    group = EnvGroup(factories)
+def serve(conn: Connection, factories: bytes | Sequence[EnvFactory], main: tuple[str, str] | None = None) -> None:
+    """A worker process's loop: build the envs, say ``ready`` (or why not), then answer commands.
+
+    ``factories`` arrive pickled (except under ``fork``); they are unpickled here, after
+    ``main`` (the user's main module, when a factory lives there) has been imported.
+    """
     try:
+        if main is not None:
+            import_main(main)
+        if isinstance(factories, bytes):
+            factories = pickle.loads(factories)
+        group = EnvGroup(factories)
+    except (Exception, SystemExit):
+        with contextlib.suppress(OSError):
+            conn.send(("boot-error", traceback.format_exc()))
+        conn.close()
+        return
+    try:
+        conn.send(("ready", os.getpid()))
         while True:
             kind, items = conn.recv()
             if kind == "close":
                 break
             conn.send(group.run(kind, items))
-    except (EOFError, KeyboardInterrupt):
+    except (EOFError, OSError, KeyboardInterrupt):
         pass
     finally:
         group.close()
@@ -158,41 +190,86 @@ def _serve(conn: Connection, factories: Sequence[EnvFactory]) -> None:
 
 
 class ProcessWorker:
-    """Runs its envs in a child process; survives the child's death by starting a new one."""
+    """Runs its envs in a child process; survives the child's death by starting a new one.
 
-    def __init__(self, factories: Sequence[EnvFactory], context: str = "spawn", timeout: float | None = None) -> None:
+    ``context=None`` starts a fresh interpreter on this package's entry point (see
+    :mod:`seed_envs.vector.launch`); a multiprocessing start method name uses that instead.
+    Problems that a restart cannot fix raise :class:`WorkerStartError`: at once where they
+    can be seen in this process, else when the child reports them.
+    """
+
+    def __init__(
+        self, factories: Sequence[EnvFactory], context: str | None = None, timeout: float | None = None
+    ) -> None:
         self.factories = list(factories)
-        self.ctx = mp.get_context(context)
+        self.plan = plan_launch(self.factories, context)
         self.timeout = timeout
+        # Starting may take longer than a step (imports, data loading): at least a minute.
+        self.start_timeout = None if timeout is None else max(timeout, 60.0)
         self.restarts = 0
         self._start()
 
     def _start(self) -> None:
-        parent, child = self.ctx.Pipe()
-        self.process = self.ctx.Process(target=_serve, args=(child, self.factories), daemon=True)
-        self.process.start()
-        child.close()
-        self.conn = parent
+        self.process, self.conn = start_process(self.plan)
+        self._ready = False
 
     def send(self, kind: str, items: Sequence[tuple]) -> None:
         try:
             self.conn.send((kind, list(items)))
         except (BrokenPipeError, ConnectionResetError, EOFError, OSError) as exc:
+            if not self._ready:
+                self._await_ready()  # raises WorkerStartError if the child never got going
             raise WorkerDied(f"worker pid {self.process.pid} is gone ({exc})") from None
 
     def receive(self) -> list[Result]:
         """Wait for the answer; raise :class:`WorkerDied` if the child exits or times out."""
-        ready = wait([self.conn, self.process.sentinel], self.timeout)
-        if self.conn not in ready:
-            if not ready:
-                raise WorkerDied(f"worker pid {self.process.pid} did not answer within {self.timeout:.0f} s")
-            if not self.conn.poll(0):  # exited, unless it answered just before exiting
-                self.process.join(timeout=5)
-                raise WorkerDied(f"worker pid {self.process.pid} exited with code {self.process.exitcode}")
+        if not self._ready:
+            self._await_ready()
+        state = self._wait(self.timeout)
+        if state == "timeout":
+            raise WorkerDied(f"worker pid {self.process.pid} did not answer within {self.timeout:.0f} s")
+        if state == "exited":
+            raise WorkerDied(f"worker pid {self.process.pid} exited with code {self.process.exitcode}")
         try:
             return self.conn.recv()
         except (EOFError, ConnectionResetError, OSError) as exc:
             raise WorkerDied(f"worker pid {self.process.pid} closed its pipe ({exc})") from None
+
+    def _wait(self, timeout: float | None) -> str:
+        """Wait for the child: ``"data"`` (its pipe is readable), ``"exited"`` or ``"timeout"``."""
+        sentinel = self.process.sentinel
+        ready = wait([self.conn] if sentinel is None else [self.conn, sentinel], timeout)
+        if not ready:
+            return "timeout"
+        if self.conn not in ready and not self.conn.poll(0):  # exited, unless it answered just before
+            self.process.join(timeout=5)
+            return "exited"
+        return "data"
+
+    def _await_ready(self) -> None:
+        """Read the child's first message; raise :class:`WorkerStartError` unless it is ``ready``."""
+        pid = self.process.pid
+        state = self._wait(self.start_timeout)
+        if state == "timeout":
+            self._kill()
+            raise WorkerStartError(f"worker pid {pid} did not start within {self.start_timeout:.0f} s")
+        try:
+            if state == "exited":
+                raise EOFError
+            status, value = self.conn.recv()
+        except (EOFError, ConnectionResetError, OSError):
+            self._kill()
+            raise WorkerStartError(
+                f"worker pid {pid} exited with code {self.process.exitcode} before its envs were built; "
+                "its error is printed above (on stderr)"
+            ) from None
+        if status != "ready":
+            self._kill()
+            raise WorkerStartError(
+                f"worker pid {pid} failed to start (importing the main module or unpickling "
+                f"its env factories):\n{value}"
+            )
+        self._ready = True
 
     def restart(self) -> None:
         self._kill()
