@@ -144,9 +144,10 @@ def run_episodes(
 ) -> list[Episode]:
     """Play every episode of ``starts`` to its end over ``vec`` (a :class:`~seed_envs.vector.SeedVectorEnv`).
 
-    ``record_expert`` asks the env for its expert plan at reset and before every step
-    (:attr:`StepRow.expert_action`): the scripted skill annotator needs it; it costs a
-    planner call per step in ALFWorld. Returns the episodes in the order of ``starts``.
+    ``record_expert`` asks the env for its expert plan at reset and before every step: the
+    next expert action is kept on the row (:attr:`StepRow.expert_action`, for the scripted
+    skill annotator) and shown to the agent as ``info["expert_action"]``. It costs a planner
+    call per step in ALFWorld. Returns the episodes in the order of ``starts``.
     """
     episodes: list[Episode | None] = [None] * len(starts)
     pending = list(range(len(starts)))[::-1]  # popped from the end: first start first
@@ -176,6 +177,9 @@ def run_episodes(
         live = sorted(running)
         slots = [running[env] for env in live]
         expert_actions = _next_expert_actions(vec, live) if record_expert else [None] * len(live)
+        if record_expert:
+            for env, expert_action in zip(live, expert_actions, strict=True):
+                infos[env] = {**infos[env], "expert_action": expert_action}
         decisions = agent.act(slots, [observations[env] for env in live], [infos[env] for env in live])
         obs, rewards, terminated, truncated, step_infos = vec.step([d.action for d in decisions], env_ids=live)
         finished = []

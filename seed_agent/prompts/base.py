@@ -215,13 +215,19 @@ class PromptBuilder:
         ex = self.spec.example
         user = SECTION_SEPARATOR.join(s.text for s in self._sections(
             ex.task, ex.observation, ex.available_actions, 1, [], self.spec.observation_chars, False))
+        return example_turns([(user, self.reply(ex.action, think=ex.think, tag=ex.tag))])
+
+    def reply(self, action: str, *, think: str = "", tag: str = "action") -> str:
+        """A well-formed reply in this builder's style that takes ``action`` (with the prefill):
+        the example turn's reply, and what scripted agents "say" when their episodes are shown
+        to the analyzer."""
         if self.spec.tags == ACTION_TAGS:
-            reply = f"<action>{ex.action}</action>"
+            text = f"<action>{action}</action>"
         else:
-            reply = f"<{ex.tag}> {ex.action} </{ex.tag}>"
+            text = f"<{tag}> {action} </{tag}>"
         if self.style == "think":
-            reply = f"<think>{ex.think}</think>\n{reply}"
-        return example_turns([(user, reply)])
+            text = f"<think>{think}</think>\n{text}"
+        return text
 
 
 

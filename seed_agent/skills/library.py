@@ -68,13 +68,19 @@ class SkillLibrary:
         return {w: math.log((1 + n) / (1 + c)) + 1.0 for w, c in df.items()}
 
     # --------------------------------------------------------- storage
+    def to_rows(self) -> list[dict]:
+        """The entries as JSON-ready dicts (what :meth:`save` writes)."""
+        return [asdict(e) for e in self.entries]
+
     def save(self, path: str | Path) -> None:
-        rows = [asdict(e) for e in self.entries]
-        Path(path).write_text(json.dumps(rows, indent=1), encoding="utf-8")
+        Path(path).write_text(json.dumps(self.to_rows(), indent=1), encoding="utf-8")
 
     @classmethod
     def load(cls, path: str | Path) -> SkillLibrary:
-        rows = json.loads(Path(path).read_text(encoding="utf-8"))
+        return cls.from_rows(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    @classmethod
+    def from_rows(cls, rows: list[dict]) -> SkillLibrary:
         entries = []
         for row in rows:
             s = row["skill"]

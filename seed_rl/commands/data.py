@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from seed_rl.commands.targets import register_targets
+from seed_envs.cli import add_env_commands
 
-#: env name -> module with ``add_cli_arguments`` and ``run_cli``.
+#: env name -> its cli module (``add_data_arguments`` and ``run_data``; see :mod:`seed_envs.cli`).
 DATA_TARGETS: dict[str, str] = {
     "alfworld": "seed_envs.alfworld.cli",
-    "search": "seed_envs.searchqa.cli_data",
+    "search": "seed_envs.searchqa.cli",
     "webshop": "seed_envs.webshop.cli",
 }
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    register_targets(subparsers, "data", "Download or generate benchmark data.", DATA_TARGETS)
+    add_env_commands(subparsers, "data", "Download or generate benchmark data.", DATA_TARGETS)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from seed_rl.commands.targets import register_targets
+from seed_envs.cli import add_env_commands
 
-#: server name -> module with ``add_cli_arguments`` and ``run_cli``.
+#: server name -> the cli module of its env (``add_serve_arguments`` and ``run_serve``; see :mod:`seed_envs.cli`).
 SERVE_TARGETS: dict[str, str] = {
-    "retriever": "seed_envs.searchqa.cli_serve",
-    "webshop": "seed_envs.webshop.serve",
+    "retriever": "seed_envs.searchqa.cli",
+    "webshop": "seed_envs.webshop.cli",
 }
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    register_targets(subparsers, "serve", "Run a local server on 127.0.0.1.", SERVE_TARGETS)
+    add_env_commands(subparsers, "serve", "Run a local server on 127.0.0.1.", SERVE_TARGETS)

@@ -1,0 +1,66 @@
+"""``seed train``: GRPO or SEED on any env, from a YAML config with ``key=value`` overrides.
+
+    seed train --config configs/sokoban_seed.yaml updates=20 model=smollm2
+    seed train --config sokoban_grpo run_dir=runs/a --resume
+
+A run folder holds ``config.yaml`` (fully resolved), ``metrics.jsonl`` and ``checkpoints/``;
+``--resume`` continues the run in ``run_dir`` from its newest checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    doc = (__doc__ or "").strip()
+    parser = subparsers.add_parser("train", help=doc.splitlines()[0], description=doc,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", default=None, help="a YAML file, or the name of a shipped config")
+    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides")
+    parser.add_argument("--resume", action="store_true", help="continue the run in run_dir")
+    parser.add_argument("--list-configs", action="store_true", help="list the shipped configs and exit")
+    parser.set_defaults(func=run)
+
+
+def summary_line(metrics: dict) -> str:
+    parts = [f"update {metrics['update']:>3}", f"success {metrics['success']:.2f}",
+             f"invalid {metrics['invalid_rate']:.2f}", f"len {metrics['episode_length']:.1f}",
+             f"signal {metrics['groups_with_signal']:.2f}", f"loss {metrics.get('loss', 0.0):+.4f}"]
+    if "gate_mean" in metrics:
+        parts.append(f"gate {metrics['gate_mean']:.2f}")
+    if "skill_parse_rate" in metrics:
+        parts.append(f"parsed {metrics['skill_parse_rate']:.2f}")
+    parts.append(f"{metrics['seconds_total']:.0f} s")
+    return " | ".join(parts)
+
+
+def run(args: argparse.Namespace) -> int:
+    from seed_rl.config import CONFIG_DIR, ConfigError, load_config
+
+    if args.list_configs:
+        for path in sorted(CONFIG_DIR.glob("*.yaml")):
+            print(path.stem)
+        return 0
+    try:
+        cfg = load_config(args.config, args.overrides)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    from seed_rl.trainer import Trainer
+
+    try:
+        trainer = Trainer(cfg, resume=args.resume)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    start = trainer.update_index
+    print(f"training {cfg.algo} on {cfg.env} with {cfg.model} in {cfg.run_dir} "
+          f"(updates {start + 1}..{cfg.updates})", flush=True)
+    try:
+        while trainer.update_index < cfg.updates:
+            print(summary_line(trainer.update()), flush=True)
+    finally:
+        trainer.close()
+    return 0

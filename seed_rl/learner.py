@@ -1,0 +1,212 @@
+"""The trainable policy: a transformers causal LM with LoRA adapters (peft) or full fine-tuning.
+
+One model object serves three roles:
+
+- **sampling** from the current weights: :attr:`Learner.policy` is a
+  :class:`~seed_agent.policies.hf.TransformersPolicy` over the very model being trained;
+- **scoring with gradient** (:meth:`Learner.logprobs` with ``grad=True``) and **without**
+  (``grad=False``: old log-probs, SEED's teacher pass under ``h_skill``), batched into
+  micro-batches bounded by a token budget (:func:`pack_by_tokens`), not a row count;
+- the **reference** of the KL term (:meth:`Learner.reference`): with LoRA, the same model
+  with its adapters disabled (no extra memory); with full fine-tuning, a frozen copy.
+
+With LoRA, a new adapter starts at zero (peft initialises ``B = 0``), so the reference
+and the "frozen initial" analyzer are the model as it was when RL began.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from seed_agent.chat import ChatPrompt
+from seed_agent.policies.base import PromptImages
+from seed_agent.policies.hf import TransformersPolicy
+
+FINETUNE_MODES = ("lora", "full")
+#: The attention projections of Llama/Qwen-style models.
+DEFAULT_LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj")
+
+
+@dataclass
+class ScoreRow:
+    """A prompt (as ids, with its vision inputs) and the completion tokens to score after it."""
+
+    prompt_ids: list[int]
+    token_ids: list[int]
+    vision: dict[str, torch.Tensor] = field(default_factory=dict)
+
+    @property
+    def length(self) -> int:
+        return len(self.prompt_ids) + len(self.token_ids)
+
+
+def pack_by_tokens(lengths: Sequence[int], budget: int) -> list[list[int]]:
+    """Micro-batches of row indices whose padded size ``rows * longest`` stays within ``budget``.
+
+    Rows are taken longest first, so rows of similar length share a batch and little
+    padding is wasted; a row longer than the budget gets a batch of its own. Every
+    index appears exactly once; the packing depends only on ``lengths``.
+    """
+    if budget < 1:
+        raise ValueError("the token budget must be >= 1")
+    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    batches: list[list[int]] = []
+    current: list[int] = []
+    longest = 0
+    for i in order:
+        if current and max(longest, lengths[i]) * (len(current) + 1) > budget:
+            batches.append(current)
+            current, longest = [], 0
+        current.append(i)
+        longest = max(longest, lengths[i])
+    if current:
+        batches.append(current)
+    return batches
+
+
+@dataclass(frozen=True)
+class LoraSettings:
+    rank: int = 16
+    alpha: int = 32
+    targets: tuple[str, ...] = DEFAULT_LORA_TARGETS
+    dropout: float = 0.0
+
+
+class Learner:
+    """Owns the model being trained, its optimizer, and every pass over it."""
+
+    def __init__(
+        self,
+        policy: TransformersPolicy,
+        *,
+        finetune: str = "lora",
+        lora: LoraSettings | None = None,
+        lr: float = 1e-5,
+        weight_decay: float = 0.0,
+        grad_clip: float = 1.0,
+        token_budget: int = 4096,
+        gradient_checkpointing: bool = False,
+        keep_reference: bool = True,
+    ) -> None:
+        if finetune not in FINETUNE_MODES:
+            raise ValueError(f"finetune must be one of {FINETUNE_MODES}, got {finetune!r}")
+        self.finetune = finetune
+        self.token_budget = int(token_budget)
+        self.grad_clip = float(grad_clip)
+        model = policy.model
+        self._reference_model: Any = None
+        if finetune == "lora":
+            from peft import LoraConfig, get_peft_model
+
+            settings = lora or LoraSettings()
+            config = LoraConfig(r=settings.rank, lora_alpha=settings.alpha, lora_dropout=settings.dropout,
+                                target_modules=list(settings.targets), bias="none")
+            self.peft_model = get_peft_model(model, config)  # injects the adapters into `model` itself
+        else:
+            self.peft_model = None
+            for parameter in model.parameters():
+                parameter.requires_grad_(True)
+            if keep_reference:
+                self._reference_model = copy.deepcopy(model).eval().requires_grad_(False)
+        if gradient_checkpointing:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        self.model = model
+        self.policy = policy
+        model.eval()  # no dropout anywhere: sampling, scoring and training see the same function
+        self.trainable = [p for p in model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(self.trainable, lr=lr, weight_decay=weight_decay)
+        self.optimizer_steps = 0
+
+    # ------------------------------------------------------------ encoding
+    def encode(self, prompts: Sequence[ChatPrompt], images: Sequence[PromptImages | None] | None = None,
+               ) -> list[tuple[list[int], dict[str, torch.Tensor]]]:
+        ids, vision = self.policy.encode(prompts, images)
+        return list(zip(ids, vision, strict=True))
+
+    def count_tokens(self, prompt: ChatPrompt) -> int:
+        return self.policy.count_tokens(prompt)
+
+    @property
+    def context_length(self) -> int:
+        return self.policy.context_length
+
+    # ------------------------------------------------------------- scoring
+    def logprobs(self, rows: Sequence[ScoreRow], *, grad: bool, temperature: float = 1.0,
+                 reference: bool = False) -> list[torch.Tensor]:
+        """Per-token log-probs of each row's completion; ``reference`` scores under the KL reference.
+
+        Without ``grad`` the result is detached. With ``grad`` the tensors carry the graph of
+        their whole micro-batch: call it on one micro-batch at a time (:meth:`micro_batches`).
+        """
+        out: list[torch.Tensor | None] = [None] * len(rows)
+        mode = contextlib.nullcontext() if grad else torch.no_grad()
+        with mode, self._scoring_model(reference) as policy, self._training_mode(grad):
+            for batch in self.micro_batches(rows):
+                scored = policy.score_ids([rows[i].prompt_ids for i in batch], [rows[i].token_ids for i in batch],
+                                          [rows[i].vision for i in batch], temperature)
+                for i, lp in zip(batch, scored, strict=True):
+                    out[i] = lp if grad else lp.detach()
+        return [t if t is not None else torch.zeros(0) for t in out]
+
+    @contextlib.contextmanager
+    def _training_mode(self, grad: bool) -> Iterator[None]:
+        """``train()`` for passes with gradient (gradient checkpointing runs only in training mode;
+        the models have no dropout, so nothing else changes), ``eval()`` otherwise."""
+        self.model.train(grad)
+        try:
+            yield
+        finally:
+            self.model.eval()
+
+    def micro_batches(self, rows: Sequence[ScoreRow]) -> list[list[int]]:
+        return pack_by_tokens([row.length for row in rows], self.token_budget)
+
+    @contextlib.contextmanager
+    def _scoring_model(self, reference: bool) -> Iterator[TransformersPolicy]:
+        if not reference:
+            yield self.policy
+        elif self.peft_model is not None:
+            with self.peft_model.disable_adapter():
+                yield self.policy
+        elif self._reference_model is not None:
+            ref = TransformersPolicy(self._reference_model, self.policy.tokenizer,
+                                     image_processor=self.policy.image_processor)
+            yield ref
+        else:
+            raise RuntimeError("this learner keeps no reference model (keep_reference=False)")
+
+    @contextlib.contextmanager
+    def initial_weights(self) -> Iterator[TransformersPolicy]:
+        """The policy as it was when training began (LoRA: adapters off; full: the frozen copy)."""
+        with self._scoring_model(reference=True) as policy:
+            yield policy
+
+    # ------------------------------------------------------------ updating
+    def step(self) -> float:
+        """Clip the accumulated gradient, take one optimizer step, zero the gradient; returns the
+        gradient norm before clipping."""
+        norm = torch.nn.utils.clip_grad_norm_(self.trainable, self.grad_clip if self.grad_clip > 0 else float("inf"))
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.optimizer_steps += 1
+        return float(norm)
+
+    # --------------------------------------------------------------- state
+    def trainable_state(self) -> dict[str, torch.Tensor]:
+        """The trained weights by name (the adapters, or every parameter with full fine-tuning)."""
+        return {name: p.detach().clone() for name, p in self.model.named_parameters() if p.requires_grad}
+
+    def load_trainable_state(self, state: dict[str, torch.Tensor]) -> None:
+        params = dict(self.model.named_parameters())
+        missing = [name for name, p in params.items() if p.requires_grad and name not in state]
+        if missing:
+            raise KeyError(f"the checkpoint lacks {len(missing)} trained weights, e.g. {missing[0]}")
+        with torch.no_grad():
+            for name, tensor in state.items():
+                params[name].copy_(tensor)

@@ -1,0 +1,73 @@
+"""A run's metrics: one JSON line per update in ``metrics.jsonl``, always; TensorBoard and
+Weights & Biases when asked for (each imported only then)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+METRICS_FILE = "metrics.jsonl"
+
+
+def read_metrics(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every metrics line of a run, in order (an empty list for a run with none)."""
+    path = Path(run_dir) / METRICS_FILE
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+class RunLog:
+    """Appends metrics; each line is flushed to disk before :meth:`write` returns."""
+
+    def __init__(self, run_dir: str | os.PathLike[str], *, tensorboard: bool = False, wandb: bool = False,
+                 wandb_project: str = "seed", config: dict[str, Any] | None = None) -> None:
+        self.path = Path(run_dir) / METRICS_FILE
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._tb = None
+        self._wandb = None
+        if tensorboard:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+            except ImportError as error:
+                raise ImportError("tensorboard=true needs the tensorboard package: pip install tensorboard") from error
+            self._tb = SummaryWriter(str(Path(run_dir) / "tensorboard"))
+        if wandb:
+            try:
+                import wandb as wandb_module
+            except ImportError as error:
+                raise ImportError("wandb=true needs the wandb package: pip install wandb") from error
+            self._wandb = wandb_module.init(project=wandb_project, dir=str(run_dir), config=config or {})
+
+    def truncate(self, lines: int) -> None:
+        """Keep only the first ``lines`` lines (what the checkpoint being resumed had written)."""
+        kept = read_metrics(self.path.parent)[:lines]
+        text = "".join(json.dumps(row) + "\n" for row in kept)
+        self.path.write_text(text, encoding="utf-8")
+
+    def write(self, metrics: dict[str, Any]) -> None:
+        clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in metrics.items()}
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(clean) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        step = int(metrics.get("update", 0))
+        numbers = {k: v for k, v in clean.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        if self._tb is not None:
+            for key, value in numbers.items():
+                self._tb.add_scalar(key, value, step)
+            self._tb.flush()
+        if self._wandb is not None:
+            self._wandb.log(numbers, step=step)
+
+    def lines(self) -> int:
+        return len(read_metrics(self.path.parent))
+
+    def close(self) -> None:
+        if self._tb is not None:
+            self._tb.close()
+        if self._wandb is not None:
+            self._wandb.finish()

@@ -1,0 +1,251 @@
+"""Stage 1: teach the policy the analyzer's job (SFT on trajectory -> skill pairs).
+
+The paper fine-tunes the policy on 180 tasks x 8 rollouts, 3 epochs, lr 5e-6, with pairs
+written by a strong external analyzer. Here:
+
+- **trajectories** come from the policy itself (its own reply format and mistakes) and
+  from a noisy expert (the env's plan, with random actions mixed in), so that both
+  outcomes appear; both record the expert's next action at every step;
+- **skills** come from the offline scripted annotator (:mod:`seed_agent.skills.annotate`,
+  ``sft_source=scripted``), or from an OpenAI-compatible analyzer (``sft_source=external``,
+  ``sft_analyzer_url``);
+- the **loss** is the token mean of ``-log pi(skill JSON | analyzer prompt)`` (LoRA);
+- the analyzer's **parse rate** is measured before and after, greedy, on trajectories of
+  held-out tasks (the ``valid_seen`` split);
+- the trained adapter is **cached** (keyed by everything that determines it) and merged
+  into the weights, so RL starts from the Stage-1 model, which is also the KL reference.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from seed_agent.agent import AgentStep, LLMAgent
+from seed_agent.policies.base import SamplingParams
+from seed_agent.policies.hf import TransformersPolicy
+from seed_agent.prompts import PromptBuilder, prompt_spec
+from seed_agent.skills import Skill
+from seed_agent.skills.annotate import annotate, skill_json
+from seed_agent.skills.quality import mentions_trajectory
+from seed_envs.files import atomic_write_text
+from seed_envs.paths import cache_dir
+from seed_envs.vector import make_vec
+from seed_rl.config import TrainConfig
+from seed_rl.envs import env_kwargs
+from seed_rl.learner import Learner, LoraSettings, ScoreRow
+from seed_rl.losses import token_mean
+from seed_rl.progress import bar
+from seed_rl.rollout import Episode, EpisodeStart, run_episodes
+from seed_rl.skill_pass import AnalyzerSettings, write_skills
+
+#: Random-action rates of the noisy expert, cycled over its episodes.
+NOISE_LEVELS = (0.0, 0.25, 0.5, 0.75)
+#: Pairs per optimizer step.
+PAIRS_PER_STEP = 4
+ADAPTER_FILE = "stage1_adapter.safetensors"
+REPORT_FILE = "stage1_report.json"
+
+
+class NoisyExpertAgent:
+    """Follows the env's expert plan, but takes a random admissible action with probability
+    ``noise`` (replanning from wherever that leads: run it with ``record_expert=True``); its
+    replies are written in the builder's reply format, so the analyzer sees the episode as it
+    would see the policy's."""
+
+    needs_expert_plan = False
+
+    def __init__(self, builder: PromptBuilder, noise: Sequence[float], seed: int) -> None:
+        self.builder = builder
+        self.noise = list(noise)
+        self.rng = random.Random(seed)
+
+    def reset(self, slot: int, info: dict[str, Any], expert_plan: list[str] | None = None) -> None:
+        pass
+
+    def act(self, slots: Sequence[int], observations: Sequence[dict[str, Any]],
+            infos: Sequence[dict[str, Any]]) -> list[AgentStep]:
+        steps = []
+        for slot, info in zip(slots, infos, strict=True):
+            expert = info.get("expert_action")  # the rollout loop's record_expert puts it there
+            actions = info.get("available_actions") or []
+            if expert is None or (actions and self.rng.random() < self.noise[slot % len(self.noise)]):
+                action = self.rng.choice(actions) if actions else (expert or "look")
+            else:
+                action = expert
+            reply = action if action.lstrip().startswith("<") else self.builder.reply(action)
+            steps.append(AgentStep(action, reply))
+        return steps
+
+
+@dataclass
+class Stage1Data:
+    train: list[Episode]
+    held_out: list[Episode]
+
+
+def stage1_key(cfg: TrainConfig) -> str:
+    """A hash of every setting that determines the Stage-1 adapter."""
+    keys = ("model", "env", "env_kwargs", "max_steps", "style", "one_shot", "temperature", "max_new_tokens",
+            "sft_source", "sft_tasks", "sft_rollouts", "sft_epochs", "sft_lr", "lora_rank", "lora_alpha",
+            "lora_targets", "dtype", "step_skills", "analyzer_prefill", "analyzer_max_new_tokens", "seed",
+            "token_budget")
+    blob = json.dumps({k: getattr(cfg, k) for k in keys}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> dict[str, Any]:
+    """Train (or load from the cache) the Stage-1 adapter and merge it into ``policy.model``;
+    returns the report (parse rates before and after, pairs, seconds, whether it was cached)."""
+    started = time.perf_counter()
+    cache = cache_dir("stage1", stage1_key(cfg))
+    learner = Learner(policy, finetune="lora", lora=LoraSettings(cfg.lora_rank, cfg.lora_alpha,
+                                                                 tuple(cfg.lora_targets)),
+                      lr=cfg.sft_lr, token_budget=cfg.token_budget, keep_reference=False,
+                      gradient_checkpointing=cfg.gradient_checkpointing)
+    settings = AnalyzerSettings(max_new_tokens=cfg.analyzer_max_new_tokens, prefill=cfg.analyzer_prefill,
+                                step_skills=cfg.step_skills, visual=cfg.visual)
+    if (cache / ADAPTER_FILE).is_file() and (cache / REPORT_FILE).is_file():
+        from safetensors.torch import load_file
+
+        learner.load_trainable_state(load_file(str(cache / ADAPTER_FILE)))
+        report = json.loads((cache / REPORT_FILE).read_text(encoding="utf-8"))
+        report["cached"] = True
+        print(f"Stage 1: adapter loaded from {cache} (parse rate {report['parse_rate_before']:.2f} -> "
+              f"{report['parse_rate_after']:.2f} when it was trained)", flush=True)
+    else:
+        data = collect_stage1_data(cfg, policy)
+        pairs = skill_pairs(cfg, data.train, settings)
+        before = analyzer_parse_rate(policy, data.held_out, settings)
+        print(f"Stage 1: {len(pairs)} pairs from {len(data.train)} trajectories; analyzer parse rate before "
+              f"{before['parse_rate']:.2f} on {len(data.held_out)} held-out trajectories", flush=True)
+        losses = fit(learner, policy, pairs, cfg)
+        after = analyzer_parse_rate(policy, data.held_out, settings)
+        report = {
+            "pairs": len(pairs), "trajectories": len(data.train), "held_out": len(data.held_out),
+            "train_success": float(np.mean([e.won for e in data.train])) if data.train else 0.0,
+            "parse_rate_before": before["parse_rate"], "parse_rate_after": after["parse_rate"],
+            "mentions_before": before["mentions"], "mentions_after": after["mentions"],
+            "loss_first": losses[0] if losses else None, "loss_last": losses[-1] if losses else None,
+            "examples_after": after["examples"], "seconds": time.perf_counter() - started, "cached": False,
+        }
+        from safetensors.torch import save_file
+
+        save_file({k: v.contiguous() for k, v in learner.trainable_state().items()}, str(cache / ADAPTER_FILE))
+        atomic_write_text(cache / REPORT_FILE, json.dumps(report, indent=1))
+        print(f"Stage 1: analyzer parse rate {before['parse_rate']:.2f} -> {after['parse_rate']:.2f}, skills "
+              f"naming the trajectory's objects or actions {after['mentions']:.2f} ({report['seconds']:.0f} s)",
+              flush=True)
+    policy.model = learner.peft_model.merge_and_unload()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(run_dir / REPORT_FILE, json.dumps(report, indent=1))
+    return report
+
+
+def collect_stage1_data(cfg: TrainConfig, policy: TransformersPolicy) -> Stage1Data:
+    """Trajectories of train tasks (for the pairs) and of held-out ``valid_seen`` tasks (to measure)."""
+    builder = PromptBuilder(prompt_spec(cfg.env), style=cfg.style, one_shot=cfg.one_shot, visual=cfg.visual)
+    train = _episodes(cfg, policy, builder, "train", cfg.sft_tasks, cfg.sft_rollouts, offset=0)
+    held = max(1, cfg.sft_eval_trajectories // 2)
+    held_out = _episodes(cfg, policy, builder, "valid_seen", held, 2, offset=1)
+    return Stage1Data(train, held_out)
+
+
+def _episodes(cfg: TrainConfig, policy: TransformersPolicy, builder: PromptBuilder, split: str, tasks: int,
+              rollouts: int, offset: int) -> list[Episode]:
+    kwargs = env_kwargs(cfg.env, split, cfg.visual, dict(cfg.env_kwargs))
+    if cfg.max_steps:
+        kwargs["max_episode_steps"] = cfg.max_steps
+    rng = np.random.default_rng([cfg.seed, 10_000 + offset])
+    per_kind = max(1, rollouts // 2)
+    with make_vec(cfg.env, min(tasks * per_kind, 32), backend="sync", **kwargs) as vec:
+        count = vec.call("task_count", split, env_ids=[0])[0] or 2**31 - 1
+        indices = [int(i) for i in rng.choice(count, size=tasks, replace=count < tasks)]
+        starts = [EpisodeStart(options={"split": split, "index": i}, group=k)
+                  for k, i in enumerate(indices) for _ in range(per_kind)]
+        sampling = SamplingParams(temperature=cfg.temperature, max_new_tokens=cfg.max_new_tokens,
+                                  seed=cfg.seed * 31 + offset)
+        with torch.no_grad(), bar(2 * len(starts), f"stage 1 rollouts ({split})", cfg.progress) as progress:
+            own = run_episodes(vec, LLMAgent(policy, builder, sampling), starts, env_id=cfg.env,
+                               penalty=cfg.penalty, record_expert=True, on_episode_end=lambda _: progress.update(1))
+            noisy = NoisyExpertAgent(builder, NOISE_LEVELS, cfg.seed + offset)
+            expert = run_episodes(vec, noisy, starts, env_id=cfg.env, penalty=cfg.penalty, record_expert=True,
+                                  on_episode_end=lambda _: progress.update(1))
+    return own + expert
+
+
+def skill_pairs(cfg: TrainConfig, episodes: Sequence[Episode], settings: AnalyzerSettings) -> list[tuple[Any, str]]:
+    """(analyzer prompt, reply) pairs; the reply is the skill JSON after the prompt's prefill."""
+    if cfg.sft_source == "external":
+        from seed_agent.policies.http import HttpPolicy
+
+        if not cfg.sft_analyzer_url:
+            raise ValueError("sft_source=external needs sft_analyzer_url (an OpenAI-compatible server)")
+        url, _, model = cfg.sft_analyzer_url.partition("#")
+        skills, _ = write_skills(episodes, source="policy", settings=settings,
+                                 policy=HttpPolicy(url, model or "default"))
+    else:
+        skills = [annotate(e.trajectory(), e.expert_plan) for e in episodes]
+    pairs = []
+    for episode, skill in zip(episodes, skills, strict=True):
+        if not isinstance(skill, Skill):
+            continue
+        prompt = settings.prompt(episode)
+        target = skill_json(skill)
+        if not target.startswith(prompt.prefill):
+            raise ValueError(f"the skill JSON does not start with the analyzer prefill {prompt.prefill!r}")
+        pairs.append((prompt, target[len(prompt.prefill):]))
+    return pairs
+
+
+def fit(learner: Learner, policy: TransformersPolicy, pairs: list[tuple[Any, str]], cfg: TrainConfig) -> list[float]:
+    """SFT: token-mean NLL of each reply after its prompt; returns the loss of each optimizer step."""
+    tokenizer = policy.tokenizer
+    end = tokenizer.eos_token or ""
+    rows = []
+    for (ids, vision), (_, target) in zip(learner.encode([p for p, _ in pairs]), pairs, strict=True):
+        target_ids = tokenizer(target + end, add_special_tokens=False)["input_ids"]
+        rows.append(ScoreRow(ids, target_ids, vision))
+    rng = np.random.default_rng([cfg.seed, 77])
+    losses = []
+    steps = cfg.sft_epochs * -(-len(rows) // PAIRS_PER_STEP)
+    with bar(steps, "stage 1 sft", cfg.progress) as progress:
+        for _ in range(cfg.sft_epochs):
+            order = rng.permutation(len(rows))
+            for start in range(0, len(order), PAIRS_PER_STEP):
+                chunk = [rows[i] for i in order[start:start + PAIRS_PER_STEP]]
+                total = sum(len(r.token_ids) for r in chunk)
+                value = 0.0
+                for batch in learner.micro_batches(chunk):
+                    micro = [chunk[i] for i in batch]
+                    lp = torch.cat(learner.logprobs(micro, grad=True))
+                    loss = -token_mean(lp, torch.ones_like(lp)) * (lp.numel() / total)
+                    loss.backward()
+                    value += float(loss.detach())
+                learner.step()
+                losses.append(value)
+                progress.update(1)
+    return losses
+
+
+def analyzer_parse_rate(policy: TransformersPolicy, episodes: Sequence[Episode],
+                        settings: AnalyzerSettings) -> dict[str, Any]:
+    """Greedy analysis of ``episodes``: the share that parses, the share naming the trajectory, examples."""
+    with torch.no_grad():
+        skills, report = write_skills(episodes, source="policy", settings=settings, policy=policy)
+    parsed = [(e, s) for e, s in zip(episodes, skills, strict=True) if isinstance(s, Skill)]
+    mentions = sum(mentions_trajectory(s, e.trajectory()) for e, s in parsed) / len(parsed) if parsed else 0.0
+    examples = [s.episode_skill for _, s in parsed[:3]]
+    return {"parse_rate": report.parse_rate if report.analyzed else 0.0, "mentions": mentions, "examples": examples,
+            "failures": report.failures[:3]}
+
+

@@ -1,0 +1,190 @@
+"""SEED's two extra passes over a batch of finished episodes.
+
+1. **Analysis** (:func:`write_skills`): one hindsight skill per episode, from
+   - the current policy, frozen and greedy (``analyzer=self``, the paper's setting),
+   - the policy as it was when RL began (``analyzer=frozen-initial``, an ablation),
+   - the offline scripted annotator (``analyzer=scripted``: an oracle of good skills, a
+     diagnostic, never the SEED row),
+   - or a static library built once from early rollouts (``skills=static-library``).
+   A reply that does not parse means no OPD for that episode; GRPO still applies.
+2. **Teacher prompts** (:func:`teacher_prompts`): for every step of an episode with a skill,
+   ``h_skill = inject(h, skill)``, kept within the context by shortening the skill, never ``h``.
+   The trainer scores the sampled action tokens there without gradient.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from seed_agent.chat import ChatPrompt
+from seed_agent.policies.base import Policy, SamplingParams
+from seed_agent.skills import (
+    JSON_PREFILL,
+    NoSkill,
+    Skill,
+    SkillLibrary,
+    SkillResult,
+    analyzer_images,
+    analyzer_prompt,
+    extract_skill,
+    inject_within_budget,
+)
+from seed_agent.skills.annotate import annotate
+from seed_agent.skills.quality import mentions_trajectory
+from seed_rl.rollout import Episode
+
+#: Below this parse rate a run warns: OPD then rarely fires.
+LOW_PARSE_RATE = 0.5
+
+
+@dataclass(frozen=True)
+class AnalyzerSettings:
+    max_new_tokens: int = 160
+    prefill: bool = True
+    step_skills: bool = False
+    failed_only: bool = False
+    visual: bool = False
+    observation_chars: int = 300
+    response_chars: int = 200
+
+    @property
+    def sampling(self) -> SamplingParams:
+        """Greedy, stopped at the closing brace of the JSON object when only the episode skill is
+        asked for (nested ``step_skills`` objects would end it early)."""
+        stop = () if self.step_skills else ("}",)
+        return SamplingParams(temperature=0.0, max_new_tokens=self.max_new_tokens, stop=stop)
+
+    def prompt(self, episode: Episode) -> ChatPrompt:
+        return analyzer_prompt(episode.trajectory(), visual=self.visual, step_skills=self.step_skills,
+                               prefill=JSON_PREFILL if self.prefill else "",
+                               observation_chars=self.observation_chars, response_chars=self.response_chars)
+
+
+@dataclass
+class SkillReport:
+    """What the analysis of one batch produced (all counts over the episodes analysed)."""
+
+    analyzed: int = 0
+    parsed: int = 0
+    mentions: int = 0
+    generated_tokens: int = 0
+    skill_tokens: list[int] = field(default_factory=list)
+    seconds: float = 0.0
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def parse_rate(self) -> float:
+        return self.parsed / self.analyzed if self.analyzed else float("nan")
+
+    @property
+    def mention_rate(self) -> float:
+        return self.mentions / self.parsed if self.parsed else float("nan")
+
+    def metrics(self) -> dict[str, float]:
+        mean_tokens = sum(self.skill_tokens) / len(self.skill_tokens) if self.skill_tokens else float("nan")
+        return {"skill_parse_rate": self.parse_rate, "skill_mentions_trajectory": self.mention_rate,
+                "skill_tokens_mean": mean_tokens, "skills_analyzed": float(self.analyzed),
+                "analyzer_tokens_generated": float(self.generated_tokens)}
+
+
+def write_skills(
+    episodes: Sequence[Episode],
+    *,
+    source: str,
+    settings: AnalyzerSettings,
+    policy: Policy | None = None,
+    library: SkillLibrary | None = None,
+    count_tokens: Callable[[str], int] | None = None,
+) -> tuple[list[SkillResult | None], SkillReport]:
+    """One skill per episode (None where the episode was not analysed, e.g. a success under
+    ``failed_only``). ``source``: ``policy`` (greedy generation with ``policy``), ``scripted``
+    or ``library`` (retrieval from ``library`` by task type and task text).
+
+    ``count_tokens`` measures a skill's length for the report (the policy's tokenizer).
+    """
+    started = time.perf_counter()
+    chosen = [i for i, e in enumerate(episodes) if not (settings.failed_only and e.won)]
+    skills: list[SkillResult | None] = [None] * len(episodes)
+    report = SkillReport(analyzed=len(chosen))
+    if source == "policy":
+        if policy is None:
+            raise ValueError("source='policy' needs a policy")
+        prompts = [settings.prompt(episodes[i]) for i in chosen]
+        images = None
+        if settings.visual:
+            images = [analyzer_images(episodes[i].trajectory(), [r.images[0] if r.images else None
+                                                                  for r in episodes[i].rows]) for i in chosen]
+        completions = policy.generate(prompts, images=images, sampling=settings.sampling) if prompts else []
+        for i, prompt, completion in zip(chosen, prompts, completions, strict=True):
+            skills[i] = extract_skill(prompt.prefill + completion.text)
+            report.generated_tokens += len(completion.token_ids)
+    elif source == "scripted":
+        for i in chosen:
+            trajectory = episodes[i].trajectory()
+            skills[i] = annotate(trajectory, episodes[i].expert_plan)
+    elif source == "library":
+        if library is None:
+            raise ValueError("source='library' needs a library")
+        for i in chosen:
+            episode = episodes[i]
+            found = library.retrieve(episode.task, task_type=episode.start_info.get("task_type"), env=episode.env_id)
+            skills[i] = found[0].skill if found else NoSkill("the library has no skill for this task")
+    else:
+        raise ValueError(f"unknown skill source {source!r}; expected policy, scripted or library")
+    for i in chosen:
+        skill = skills[i]
+        if isinstance(skill, Skill):
+            report.parsed += 1
+            report.mentions += mentions_trajectory(skill, episodes[i].trajectory())
+            if count_tokens is not None:
+                report.skill_tokens.append(count_tokens(skill.episode_skill))
+        elif isinstance(skill, NoSkill):
+            report.failures.append(skill.reason)
+    report.seconds = time.perf_counter() - started
+    return skills, report
+
+
+def add_to_library(library: SkillLibrary, episodes: Sequence[Episode], skills: Sequence[SkillResult | None]) -> int:
+    """Keep every parsed skill of this batch in ``library`` (the static-library ablation); returns how many."""
+    added = 0
+    for episode, skill in zip(episodes, skills, strict=True):
+        if isinstance(skill, Skill):
+            library.add(episode.task, skill, task_type=episode.start_info.get("task_type"), env=episode.env_id,
+                        won=episode.won)
+            added += 1
+    return added
+
+
+def teacher_prompts(
+    episodes: Sequence[Episode],
+    skills: Sequence[SkillResult | None],
+    *,
+    count_tokens: Callable[[ChatPrompt], int],
+    max_prompt_tokens: int,
+) -> dict[tuple[int, int], ChatPrompt]:
+    """``h_skill`` for each (episode position, step index) whose episode has a skill and whose
+    prompt could take it within ``max_prompt_tokens``."""
+    out: dict[tuple[int, int], ChatPrompt] = {}
+    for e, (episode, skill) in enumerate(zip(episodes, skills, strict=True)):
+        if not isinstance(skill, Skill):
+            continue
+        for s, row in enumerate(episode.rows):
+            if row.prompt is None or not row.token_ids:
+                continue
+            prompt, injected = inject_within_budget(row.prompt, skill, count_tokens, max_prompt_tokens,
+                                                    step=row.step)
+            if injected is not None:
+                out[(e, s)] = prompt
+    return out
+
+
+def low_parse_rate_warning(report: SkillReport, model: str) -> str | None:
+    """A warning naming the cause and the fix when too few analyses parsed, else None."""
+    if report.analyzed == 0 or report.parse_rate >= LOW_PARSE_RATE:
+        return None
+    reasons = sorted(set(report.failures))[:2]
+    return (f"only {report.parsed}/{report.analyzed} analyses gave a parseable skill ({report.parse_rate:.0%}); "
+            f"OPD fires only on those. Cause: the analyzer ({model}) does not write the skill JSON "
+            f"(e.g. {'; '.join(reasons)}). Fix: run Stage 1 first (sft=true), or use a larger analyzer.")

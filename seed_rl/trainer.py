@@ -1,0 +1,390 @@
+"""GRPO and SEED training, one update at a time, in the order the paper gives it.
+
+Per update ``u``:
+
+1. **Rollout.** ``tasks_per_update`` train tasks (drawn from ``(seed, u)``), ``group_size``
+   episodes each, sampled from the current policy; one row per env step.
+2. **Advantages.** Each episode's outcome reward ``R`` against its group's (GRPO).
+3. **Hindsight skills** (SEED). The current policy, frozen and greedy, reads each finished
+   episode and writes a skill; a reply that does not parse means no OPD for that episode.
+4. **Teacher pass** (SEED). Every sampled action token re-scored under ``h_skill``, without
+   gradient, by the pre-update policy.
+5. **Update.** ``L = L_GRPO + c_kl * KL + lambda_opd * L_opd`` (:mod:`seed_rl.update`).
+6. **Log and checkpoint.** One line of ``metrics.jsonl``; a checkpoint from which a killed
+   run resumes with no completed update lost.
+
+At deployment no skill is used: the skill only shapes the training signal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+
+from seed_agent.agent import LLMAgent
+from seed_agent.models import load_named_policy
+from seed_agent.policies.base import SamplingParams
+from seed_agent.prompts import PromptBuilder, prompt_spec
+from seed_agent.skills import Skill, SkillLibrary, SkillResult
+from seed_envs.vector import make_vec
+from seed_rl.advantages import grpo_advantages
+from seed_rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from seed_rl.config import ConfigError, TrainConfig
+from seed_rl.envs import env_kwargs
+from seed_rl.learner import Learner, LoraSettings, ScoreRow
+from seed_rl.progress import bar
+from seed_rl.rollout import Episode, EpisodeStart, run_episodes
+from seed_rl.run_log import RunLog
+from seed_rl.skill_pass import (
+    AnalyzerSettings,
+    SkillReport,
+    add_to_library,
+    low_parse_rate_warning,
+    teacher_prompts,
+    write_skills,
+)
+from seed_rl.update import LossSettings, TrainRow, optimize
+
+#: Config keys that may change when a run is resumed (the rest must match the run's config.yaml).
+RESUMABLE_KEYS = ("updates", "progress", "run_dir", "tensorboard", "wandb", "workers", "threads")
+#: The largest task index drawn from a split with no fixed size.
+UNBOUNDED_TASKS = 2**31 - 1
+
+
+class PhaseTimer:
+    """Wall-clock seconds per named phase of an update."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+
+    @contextlib.contextmanager
+    def __call__(self, phase: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[phase] += time.perf_counter() - started
+
+
+@dataclass
+class UpdateBatch:
+    """What one update collected before the optimizer step."""
+
+    episodes: list[Episode]
+    rewards: list[float]
+    advantages: list[float]
+    skills: list[SkillResult | None] = field(default_factory=list)
+    skill_report: SkillReport | None = None
+    rows: list[TrainRow] = field(default_factory=list)
+
+
+def outcome_reward(episode: Episode, kind: str) -> float:
+    """The trajectory's outcome reward ``R``: its shaped return, or won / score plus the
+    invalid-action penalties the rollout applied."""
+    penalties = sum(row.reward - row.env_reward for row in episode.rows)
+    if kind == "return":
+        return episode.ret
+    if kind == "won":
+        return float(episode.won) + penalties
+    return episode.score + penalties
+
+
+class Trainer:
+    """A training run in ``cfg.run_dir``: ``Trainer(cfg).run()`` trains, ``run(resume=True)`` continues."""
+
+    def __init__(self, cfg: TrainConfig, *, resume: bool = False) -> None:
+        self.run_dir = Path(cfg.run_dir)
+        self.cfg = self._resolve_config(cfg, resume)
+        cfg = self.cfg
+        if cfg.threads:
+            torch.set_num_threads(cfg.threads)
+        torch.manual_seed(cfg.seed)
+        self.policy = load_named_policy(cfg.model, dtype=cfg.dtype, vlm=cfg.visual, seed=cfg.seed)
+        self.stage1_report: dict[str, Any] | None = None
+        if cfg.sft:
+            from seed_rl.sft import run_stage1
+
+            self.stage1_report = run_stage1(cfg, self.policy, self.run_dir)
+        self.learner = Learner(
+            self.policy, finetune=cfg.finetune,
+            lora=LoraSettings(cfg.lora_rank, cfg.lora_alpha, tuple(cfg.lora_targets)),
+            lr=cfg.lr, weight_decay=cfg.weight_decay, grad_clip=cfg.grad_clip, token_budget=cfg.token_budget,
+            gradient_checkpointing=cfg.gradient_checkpointing, keep_reference=cfg.kl_coef > 0,
+        )
+        reserve = cfg.skill_reserve_tokens if cfg.algo == "seed" else 0
+        self.max_prompt_tokens = self.learner.context_length - cfg.max_new_tokens
+        self.builder = PromptBuilder(prompt_spec(cfg.env), style=cfg.style, one_shot=cfg.one_shot, visual=cfg.visual,
+                                     count_tokens=self.learner.count_tokens,
+                                     max_prompt_tokens=self.max_prompt_tokens - reserve)
+        kwargs = env_kwargs(cfg.env, cfg.split, cfg.visual, dict(cfg.env_kwargs))
+        if cfg.max_steps:
+            kwargs["max_episode_steps"] = cfg.max_steps
+        n_envs = cfg.tasks_per_update * cfg.group_size
+        self.vec = make_vec(cfg.env, n_envs, workers=cfg.workers or None,
+                            backend="process" if cfg.workers else "sync", **kwargs)
+        self.task_count = self.vec.call("task_count", cfg.split, env_ids=[0])[0] or UNBOUNDED_TASKS
+        self.analyzer = AnalyzerSettings(max_new_tokens=cfg.analyzer_max_new_tokens, prefill=cfg.analyzer_prefill,
+                                         step_skills=cfg.step_skills, failed_only=cfg.failed_only,
+                                         visual=cfg.visual)
+        self.losses = LossSettings(clip_low=cfg.clip_low, clip_high=cfg.clip_high, kl_coef=cfg.kl_coef,
+                                   lambda_opd=cfg.lambda_opd if cfg.algo == "seed" else 0.0, beta_opd=cfg.beta_opd,
+                                   temperature=cfg.temperature, is_cap=cfg.is_cap, is_mode=cfg.is_mode,
+                                   correct_sampler=self.rescores)
+        self.library = SkillLibrary()
+        self.update_index = 0
+        self.log = RunLog(self.run_dir, tensorboard=cfg.tensorboard, wandb=cfg.wandb,
+                          wandb_project=cfg.wandb_project, config=cfg.to_dict())
+        if resume:
+            self._resume()
+        self.warnings: list[str] = []
+
+    # -------------------------------------------------------------- setup
+    def _resolve_config(self, cfg: TrainConfig, resume: bool) -> TrainConfig:
+        saved = self.run_dir / "config.yaml"
+        if resume:
+            if not saved.is_file():
+                raise ConfigError(f"--resume: {saved} does not exist; start the run without --resume")
+            before = yaml.safe_load(saved.read_text(encoding="utf-8"))
+            now = cfg.to_dict()
+            changed = [k for k in now if k not in RESUMABLE_KEYS and before.get(k) != now[k]]
+            if changed:
+                raise ConfigError(f"--resume: these keys differ from {saved}: {', '.join(changed)}; only "
+                                  f"{', '.join(RESUMABLE_KEYS)} may change when resuming")
+        elif (self.run_dir / "metrics.jsonl").is_file():
+            raise ConfigError(f"{self.run_dir} already holds a run; pass --resume to continue it, or another run_dir")
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        saved.write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False), encoding="utf-8")
+        return cfg
+
+    def _resume(self) -> None:
+        path = latest_checkpoint(self.run_dir)
+        if path is None:  # killed before its first checkpoint: start over
+            self.log.truncate(0)
+            return
+        state = load_checkpoint(path, self.learner)
+        self.update_index = int(state["update"])
+        self.library = SkillLibrary.from_rows(state.get("library", []))
+        self.log.truncate(int(state["metrics_lines"]))
+        _truncate_jsonl(self.run_dir / "skills.jsonl", lambda row: row["update"] < self.update_index)
+
+    @property
+    def rescores(self) -> bool:
+        """Old log-probs are re-scored on the learner where the sampler may differ from it."""
+        return self.cfg.rescore == "always" or (self.cfg.rescore == "auto" and self.cfg.dtype != "float32")
+
+    # --------------------------------------------------------------- loop
+    def run(self) -> list[dict[str, Any]]:
+        """Train until ``cfg.updates`` updates are done; returns this call's metrics lines."""
+        done = []
+        try:
+            while self.update_index < self.cfg.updates:
+                metrics = self.update()
+                done.append(metrics)
+        finally:
+            self.close()
+        return done
+
+    def update(self) -> dict[str, Any]:
+        """One whole update (steps 1-6 of the module docstring)."""
+        cfg, u = self.cfg, self.update_index
+        timer = PhaseTimer()
+        with timer("rollout"):
+            episodes = self.rollout(u)
+        rewards = [outcome_reward(e, cfg.reward) for e in episodes]
+        advantages = grpo_advantages(rewards, [e.group for e in episodes], normalize_std=cfg.normalize_std).tolist()
+        batch = UpdateBatch(episodes, rewards, advantages)
+        if cfg.algo == "seed":
+            with timer("analysis"):
+                batch.skills, batch.skill_report = self.analyze(episodes, u)
+        batch.rows = self.train_rows(batch, timer)
+        with timer("update"):
+            total = sum(len(self.learner.micro_batches([r.score for r in batch.rows])) for _ in range(cfg.epochs))
+            with bar(total, "update", cfg.progress) as progress:
+                stats = optimize(self.learner, batch.rows, self.losses, minibatches=cfg.minibatches,
+                                 epochs=cfg.epochs, rng=np.random.default_rng([cfg.seed, u, 1]),
+                                 on_micro_batch=lambda: progress.update(1))
+        self.update_index += 1
+        metrics = self.metrics(batch, stats, timer)
+        self.log.write(metrics)
+        self._log_skills(batch)
+        if self.update_index % cfg.checkpoint_every == 0 or self.update_index == cfg.updates:
+            with timer("checkpoint"):
+                save_checkpoint(self.run_dir, self.update_index, self.learner,
+                                {"metrics_lines": self.log.lines(), "library": self.library.to_rows()},
+                                keep=cfg.keep_checkpoints)
+        return metrics
+
+    # ---------------------------------------------------------- 1. rollout
+    def tasks(self, u: int) -> list[int]:
+        """The task indices of update ``u``: a function of ``(seed, u)`` only."""
+        rng = np.random.default_rng([self.cfg.seed, u])
+        n = self.cfg.tasks_per_update
+        replace_ = self.task_count < n
+        return [int(i) for i in rng.choice(self.task_count, size=n, replace=replace_)]
+
+    def rollout(self, u: int) -> list[Episode]:
+        cfg = self.cfg
+        starts = [EpisodeStart(options={"split": cfg.split, "index": index}, group=k)
+                  for k, index in enumerate(self.tasks(u)) for _ in range(cfg.group_size)]
+        sampling = SamplingParams(temperature=cfg.temperature, top_p=cfg.top_p, max_new_tokens=cfg.max_new_tokens,
+                                  seed=(cfg.seed * 1_000_003 + u * 7_919) % 2**31)
+        agent = LLMAgent(self.learner.policy, self.builder, sampling)
+        record_expert = cfg.algo == "seed" and cfg.analyzer == "scripted"
+        with torch.no_grad(), bar(len(starts), "rollout", cfg.progress) as progress:
+            return run_episodes(self.vec, agent, starts, env_id=cfg.env, penalty=cfg.penalty,
+                                record_expert=record_expert, on_episode_end=lambda _: progress.update(1))
+
+    # ------------------------------------------------- 3. hindsight skills
+    def analyze(self, episodes: list[Episode], u: int) -> tuple[list[SkillResult | None], SkillReport]:
+        cfg = self.cfg
+
+        def count(text: str) -> int:
+            return len(self.policy.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+        if cfg.analyzer == "scripted":
+            skills, report = write_skills(episodes, source="scripted", settings=self.analyzer, count_tokens=count)
+        elif cfg.skills == "static-library" and u >= cfg.library_updates:
+            skills, report = write_skills(episodes, source="library", settings=self.analyzer, library=self.library,
+                                          count_tokens=count)
+        else:
+            weights = self.learner.initial_weights() if cfg.analyzer == "frozen-initial" else (
+                contextlib.nullcontext(self.learner.policy))
+            with weights as analyzer, torch.no_grad():
+                skills, report = write_skills(episodes, source="policy", settings=self.analyzer, policy=analyzer,
+                                              count_tokens=count)
+        if cfg.skills == "static-library" and u < cfg.library_updates:
+            add_to_library(self.library, episodes, skills)
+        warning = low_parse_rate_warning(report, cfg.model) if cfg.analyzer != "scripted" else None
+        if warning:
+            print(f"warning (update {u + 1}): {warning}", flush=True)
+        return skills, report
+
+    # -------------------------------------- 4. teacher pass, old and ref log-probs
+    def train_rows(self, batch: UpdateBatch, timer: PhaseTimer) -> list[TrainRow]:
+        cfg = self.cfg
+        rows: list[TrainRow] = []
+        places: list[tuple[int, int]] = []
+        for e, episode in enumerate(batch.episodes):
+            encoded = self._encode([r for r in episode.rows], [r.prompt for r in episode.rows])
+            for s, (row, (ids, vision)) in enumerate(zip(episode.rows, encoded, strict=True)):
+                if not row.token_ids:
+                    continue
+                sampler = torch.tensor(row.logprobs, dtype=torch.float32)
+                rows.append(TrainRow(episode=e, score=ScoreRow(ids, list(row.token_ids), vision),
+                                     old_logp=sampler, advantage=batch.advantages[e], sampler_logp=sampler))
+                places.append((e, s))
+        scores = [r.score for r in rows]
+        if batch.skills and any(isinstance(s, Skill) for s in batch.skills):
+            with timer("teacher"):
+                prompts = teacher_prompts(batch.episodes, batch.skills, count_tokens=self.learner.count_tokens,
+                                          max_prompt_tokens=self.max_prompt_tokens)
+                chosen = [i for i, place in enumerate(places) if place in prompts]
+                teacher_rows = []
+                for i in chosen:
+                    e, s = places[i]
+                    step = batch.episodes[e].rows[s]
+                    (ids, vision), = self._encode([step], [prompts[(e, s)]])
+                    teacher_rows.append(ScoreRow(ids, list(step.token_ids), vision))
+                with bar(len(teacher_rows), "teacher", cfg.progress) as progress:
+                    teacher = self.learner.logprobs(teacher_rows, grad=False, temperature=cfg.temperature)
+                    progress.update(len(teacher_rows))
+                for i, lp in zip(chosen, teacher, strict=True):
+                    rows[i].skill_logp = lp.float()
+        if self.rescores:
+            with timer("rescore"):
+                learner_lp = self.learner.logprobs(scores, grad=False, temperature=cfg.temperature)
+                for row, lp in zip(rows, learner_lp, strict=True):
+                    row.old_logp = lp.float()
+        if cfg.kl_coef > 0:
+            with timer("reference"):
+                ref = self.learner.logprobs(scores, grad=False, temperature=cfg.temperature, reference=True)
+                for row, lp in zip(rows, ref, strict=True):
+                    row.ref_logp = lp.float()
+        return rows
+
+    def _encode(self, steps: list[Any], prompts: list[Any]) -> list[tuple[list[int], dict[str, torch.Tensor]]]:
+        """Prompt ids (reused from sampling when the policy recorded them) and vision inputs."""
+        if all(step.prompt_ids and not step.images for step in steps) and prompts == [s.prompt for s in steps]:
+            return [(list(step.prompt_ids), {}) for step in steps]
+        images = [list(step.images) for step in steps] if any(step.images for step in steps) else None
+        return self.learner.encode(prompts, images)
+
+    # -------------------------------------------------------------- 6. log
+    def metrics(self, batch: UpdateBatch, stats: dict[str, float], timer: PhaseTimer) -> dict[str, Any]:
+        episodes, rows = batch.episodes, [r for e in batch.episodes for r in e.rows]
+        groups: dict[int, list[float]] = defaultdict(list)
+        for episode, reward in zip(episodes, batch.rewards, strict=True):
+            groups[episode.group].append(reward)
+        train_tokens = sum(r.score.length for r in batch.rows)
+        passes = 1 + int(self.cfg.kl_coef > 0) + int(self.rescores)
+        teacher_tokens = sum(r.score.length for r in batch.rows if r.skill_logp is not None)
+        out: dict[str, Any] = {
+            "update": self.update_index,
+            "success": float(np.mean([e.won for e in episodes])),
+            "score": float(np.mean([e.score for e in episodes])),
+            "return": float(np.mean(batch.rewards)),
+            "invalid_rate": sum(not r.valid for r in rows) / max(len(rows), 1),
+            "episode_length": float(np.mean([len(e.rows) for e in episodes])),
+            "lost_episodes": sum(e.lost is not None for e in episodes),
+            "groups_with_signal": sum(len(set(v)) > 1 for v in groups.values()) / max(len(groups), 1),
+            "rows": len(batch.rows),
+            "tokens_generated": sum(len(r.token_ids) for r in rows),
+            "tokens_scored": train_tokens * passes + teacher_tokens,
+            "opd_rows": sum(r.skill_logp is not None for r in batch.rows),
+        }
+        out.update(stats)
+        if batch.skill_report is not None:
+            out.update(batch.skill_report.metrics())
+            out["tokens_generated"] += batch.skill_report.generated_tokens
+            with_skill = sum(isinstance(s, Skill) for s in batch.skills)
+            out["opd_trajectories"] = with_skill / max(len(episodes), 1)
+        if self.rescores:  # the sampler's log-probs against the learner's re-score, before the update
+            diffs = [(r.sampler_logp - r.old_logp).abs() for r in batch.rows if r.tokens]
+            out["sampler_gap_max"] = max((float(d.max()) for d in diffs), default=math.nan)
+            out["sampler_gap_mean"] = float(torch.cat(diffs).mean()) if diffs else math.nan
+        for phase in ("rollout", "analysis", "teacher", "rescore", "reference", "update"):
+            out[f"seconds_{phase}"] = timer.seconds.get(phase, 0.0)
+        out["seconds_total"] = sum(timer.seconds.values())
+        return out
+
+    def _log_skills(self, batch: UpdateBatch) -> None:
+        if not batch.skills:
+            return
+        with open(self.run_dir / "skills.jsonl", "a", encoding="utf-8") as handle:
+            for episode, skill in zip(batch.episodes, batch.skills, strict=True):
+                if skill is None:
+                    continue
+                row = {"update": self.update_index - 1, "episode": episode.index, "task_id": episode.task_id,
+                       "won": episode.won, "parsed": isinstance(skill, Skill)}
+                row["skill" if isinstance(skill, Skill) else "reason"] = (
+                    skill.episode_skill if isinstance(skill, Skill) else skill.reason)
+                handle.write(json.dumps(row) + "\n")
+
+    def close(self) -> None:
+        self.vec.close()
+        self.log.close()
+
+
+def _truncate_jsonl(path: Path, keep: Any) -> None:
+    if not path.is_file():
+        return
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows if keep(r)), encoding="utf-8")
+
+
+def train(cfg: TrainConfig, *, resume: bool = False) -> list[dict[str, Any]]:
+    """Run (or, with ``resume``, continue) a training run; returns the metrics of the updates run now."""
+    return Trainer(cfg, resume=resume).run()
+
+

@@ -1,0 +1,164 @@
+"""One policy update from a batch of scored rows: ``L = L_GRPO + c_kl * KL + lambda_opd * L_opd``.
+
+Each :class:`TrainRow` is one env step: its prompt, its sampled action tokens, and per
+token the old log-prob, the trajectory's advantage, the reference log-prob (KL) and, for
+episodes with a skill, the teacher log-prob under ``h_skill`` (OPD).
+
+The batch splits into ``minibatches`` mini-batches of **whole trajectories**; each is one
+optimizer step. A mini-batch is scored in micro-batches bounded by a token budget, with
+gradient accumulation. Every loss is a token mean over the whole mini-batch: a
+micro-batch's token-mean term is weighted by its share of the mini-batch's tokens, so
+accumulation gives exactly the loss of one big batch.
+
+A row whose advantage is 0, with no KL term and no skill, adds nothing to the gradient;
+it is skipped (its tokens still count in the GRPO mean, so the loss is unchanged).
+
+Where old log-probs come straight from the sampler (fp32, same weights), the first
+mini-batch's pass is also a free check that they are exact: its largest difference from
+the sampled log-probs is reported as ``sampler_gap_max``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from seed_rl.learner import Learner, ScoreRow
+from seed_rl.losses import kl_low_var, opd_loss, ppo_clip_loss, truncated_is_weights
+
+
+@dataclass
+class TrainRow:
+    episode: int
+    score: ScoreRow
+    old_logp: torch.Tensor
+    advantage: float
+    sampler_logp: torch.Tensor | None = None
+    ref_logp: torch.Tensor | None = None
+    skill_logp: torch.Tensor | None = None
+
+    @property
+    def tokens(self) -> int:
+        return len(self.score.token_ids)
+
+
+@dataclass(frozen=True)
+class LossSettings:
+    clip_low: float = 0.2
+    clip_high: float = 0.2
+    kl_coef: float = 0.01
+    lambda_opd: float = 0.01
+    beta_opd: float = 5.0
+    temperature: float = 1.0
+    is_cap: float = 2.0
+    is_mode: str = "truncate"
+    #: Apply the truncated importance-sampling correction (the sampler differs from the learner).
+    correct_sampler: bool = False
+
+
+def minibatch_episodes(episodes: Sequence[int], minibatches: int, rng: np.random.Generator) -> list[list[int]]:
+    """Shuffle the episodes and cut them into ``minibatches`` near-equal groups."""
+    order = list(rng.permutation(np.asarray(sorted(set(episodes)))))
+    return [list(map(int, chunk)) for chunk in np.array_split(order, minibatches) if len(chunk)]
+
+
+def optimize(
+    learner: Learner,
+    rows: Sequence[TrainRow],
+    settings: LossSettings,
+    *,
+    minibatches: int = 1,
+    epochs: int = 1,
+    rng: np.random.Generator | None = None,
+    on_micro_batch: Callable[[], None] | None = None,
+) -> dict[str, float]:
+    """Run the update; returns the mean of each loss and statistic over optimizer steps."""
+    rng = rng or np.random.default_rng(0)
+    by_episode: dict[int, list[int]] = defaultdict(list)
+    for i, row in enumerate(rows):
+        by_episode[row.episode].append(i)
+    totals: dict[str, list[float]] = defaultdict(list)
+    gaps: list[torch.Tensor] = []
+    for epoch in range(epochs):
+        for k, chunk in enumerate(minibatch_episodes(list(by_episode), minibatches, rng)):
+            members = [i for e in chunk for i in by_episode[e]]
+            first = epoch == 0 and k == 0  # scored by the pre-update weights: compare with the sampler
+            stats = _minibatch_step(learner, [rows[i] for i in members], settings, on_micro_batch,
+                                    gaps if first else None)
+            for key, value in stats.items():
+                totals[key].append(value)
+    out = {key: float(np.mean(values)) for key, values in totals.items()}
+    if gaps and not settings.correct_sampler:
+        every = torch.cat(gaps)
+        out["sampler_gap_max"] = float(every.max())
+        out["sampler_gap_mean"] = float(every.mean())
+    return out
+
+
+def _minibatch_step(learner: Learner, rows: list[TrainRow], s: LossSettings,
+                    on_micro_batch: Callable[[], None] | None, gaps: list[torch.Tensor] | None) -> dict[str, float]:
+    n_tokens = sum(r.tokens for r in rows)
+    n_opd = sum(r.tokens for r in rows if r.skill_logp is not None)
+    active = [r for r in rows if r.advantage != 0 or s.kl_coef > 0 or (r.skill_logp is not None and s.lambda_opd > 0)]
+    sums: dict[str, float] = defaultdict(float)
+    for batch in learner.micro_batches([r.score for r in active]):
+        micro = [active[i] for i in batch]
+        logps = learner.logprobs([r.score for r in micro], grad=True, temperature=s.temperature)
+        if gaps is not None:
+            gaps += [(lp.detach() - r.sampler_logp).abs() for lp, r in zip(logps, micro, strict=True)
+                     if r.sampler_logp is not None]
+        loss, parts = _micro_loss(micro, logps, s, n_tokens, n_opd)
+        loss.backward()
+        for key, value in parts.items():
+            sums[key] += value
+        if on_micro_batch is not None:
+            on_micro_batch()
+    grad_norm = learner.step()
+    out = dict(sums)
+    active_share = sum(r.tokens for r in active) / n_tokens if n_tokens else 0.0
+    for key in ("clip_frac", "ratio_mean", "approx_kl"):  # over the rows trained, not the skipped ones
+        if key in out and active_share > 0:
+            out[key] /= active_share
+    out["grad_norm"] = grad_norm
+    out["loss"] = out.get("grpo_loss", 0.0) + s.kl_coef * out.get("kl", 0.0) + s.lambda_opd * out.get("opd_loss", 0.0)
+    out["rows_trained"] = float(len(active))
+    out["rows_skipped"] = float(len(rows) - len(active))
+    return out
+
+
+def _micro_loss(micro: list[TrainRow], logps: list[torch.Tensor], s: LossSettings, n_tokens: int,
+                n_opd: int) -> tuple[torch.Tensor, dict[str, float]]:
+    """This micro-batch's share of the mini-batch loss, and its weighted statistics."""
+    logp = torch.cat(logps)
+    old = torch.cat([r.old_logp for r in micro]).to(logp.dtype)
+    adv = torch.cat([torch.full((r.tokens,), float(r.advantage)) for r in micro]).to(logp.dtype)
+    ones = torch.ones_like(logp)
+    weight = logp.numel() / n_tokens
+    is_weights = None
+    if s.correct_sampler and all(r.sampler_logp is not None for r in micro):
+        sampler = torch.cat([r.sampler_logp for r in micro]).to(logp.dtype)
+        is_weights = truncated_is_weights(old, sampler, s.is_cap, s.is_mode)
+    grpo, grpo_stats = ppo_clip_loss(logp, old, adv, ones, s.clip_low, s.clip_high, is_weights=is_weights)
+    loss = weight * grpo
+    parts = {"grpo_loss": weight * float(grpo.detach())}
+    parts.update({key: weight * value for key, value in grpo_stats.items() if key != "ratio_max"})
+    if s.kl_coef > 0:
+        ref = torch.cat([r.ref_logp for r in micro]).to(logp.dtype)
+        kl = kl_low_var(logp, ref, ones)
+        loss = loss + s.kl_coef * weight * kl
+        parts["kl"] = weight * float(kl.detach())
+    if n_opd:  # with lambda_opd = 0 its statistics are still reported, and it adds no gradient
+        with_skill = [r.skill_logp is not None for r in micro]
+        mask = torch.cat([torch.full((r.tokens,), float(has)) for r, has in zip(micro, with_skill, strict=True)])
+        teacher = torch.cat([r.skill_logp if r.skill_logp is not None else torch.zeros(r.tokens) for r in micro])
+        share = float(mask.sum()) / n_opd
+        if share > 0:
+            opd, opd_stats = opd_loss(logp, teacher.to(logp.dtype), mask.to(logp.dtype), beta=s.beta_opd)
+            loss = loss + s.lambda_opd * share * opd
+            parts["opd_loss"] = share * float(opd.detach())
+            parts.update({key: share * value for key, value in opd_stats.items()})
+    return loss, parts

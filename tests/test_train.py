@@ -1,0 +1,146 @@
+"""GRPO and SEED training runs on a tiny random model: updates, SEED's passes, checkpoints, resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("peft")
+
+from seed_rl.checkpoint import list_checkpoints  # noqa: E402
+from seed_rl.cli import main  # noqa: E402
+from seed_rl.config import load_config  # noqa: E402
+from seed_rl.run_log import read_metrics  # noqa: E402
+from seed_rl.trainer import Trainer, train  # noqa: E402
+
+#: Small enough for CI: 2 tasks x 2 rollouts, episodes of at most 3 steps.
+TINY = ["model=tiny-random", "tasks_per_update=2", "group_size=2", "max_steps=3", "progress=false",
+        "max_new_tokens=8", "lr=0.01", "analyzer_max_new_tokens=16"]
+
+
+def config(tmp_path, *extra, name="run"):
+    return load_config("sokoban_grpo", [*TINY, f"run_dir={tmp_path / name}", *extra])
+
+
+def test_two_grpo_updates(tmp_path):
+    metrics = train(config(tmp_path, "updates=2"))
+    assert [m["update"] for m in metrics] == [1, 2]
+    for m in metrics:
+        assert m["rows"] > 0 and m["tokens_generated"] > 0 and m["tokens_scored"] > m["tokens_generated"]
+        assert 0.0 <= m["success"] <= 1.0 and 0.0 <= m["invalid_rate"] <= 1.0
+        assert m["seconds_rollout"] > 0 and m["seconds_update"] > 0
+        # fp32, the same weights: the sampled log-probs are the learner's own, to float error
+        assert m["sampler_gap_max"] < 1e-4
+        assert "opd_loss" not in m and "skill_parse_rate" not in m
+    run = tmp_path / "run"
+    assert read_metrics(run) == metrics
+    assert (run / "config.yaml").is_file()
+    assert [n for n, _ in list_checkpoints(run)] == [1, 2]
+
+
+def test_two_seed_updates_with_oracle_skills_run_the_teacher_pass_and_opd(tmp_path):
+    metrics = train(config(tmp_path, "algo=seed", "analyzer=scripted", "updates=2", "lambda_opd=0.5"))
+    for m in metrics:
+        assert m["skill_parse_rate"] == 1.0 and m["opd_trajectories"] == 1.0
+        assert m["opd_rows"] == m["rows"] > 0
+        assert 0.0 < m["gate_mean"] < 1.0
+        assert 0.0 <= m["delta_pos_frac"] <= 1.0
+        assert m["seconds_teacher"] > 0
+    skills = [json.loads(line) for line in (tmp_path / "run" / "skills.jsonl").read_text().splitlines()]
+    assert len(skills) == 2 * 4 and all(s["parsed"] and s["skill"] for s in skills)
+
+
+def test_seed_with_the_policy_as_analyzer_counts_failed_parses_and_still_trains(tmp_path, capsys):
+    metrics = train(config(tmp_path, "algo=seed", "updates=1"))
+    m = metrics[0]
+    assert m["skills_analyzed"] == 4 and 0.0 <= m["skill_parse_rate"] <= 1.0
+    assert m["opd_rows"] <= m["rows"]
+    if m["skill_parse_rate"] < 0.5:
+        assert "Fix: run Stage 1 first" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("ablation", [["analyzer=frozen-initial"], ["skills=static-library", "analyzer=scripted"]])
+def test_seed_ablations_run(tmp_path, ablation):
+    metrics = train(config(tmp_path, "algo=seed", "updates=2", *ablation))
+    assert len(metrics) == 2 and all("skill_parse_rate" in m for m in metrics)
+
+
+def test_resume_continues_bit_for_bit(tmp_path):
+    seed = ("algo=seed", "analyzer=scripted")
+    whole = train(config(tmp_path, "updates=3", *seed, name="whole"))
+    first = train(config(tmp_path, "updates=1", *seed, name="parts"))
+    rest = Trainer(config(tmp_path, "updates=3", *seed, name="parts"), resume=True).run()
+    assert [m["update"] for m in first + rest] == [1, 2, 3]
+    for a, b in zip(whole, first + rest, strict=True):
+        for key in ("loss", "grpo_loss", "kl", "opd_loss", "gate_mean", "success", "grad_norm"):
+            assert a[key] == b[key], key  # exact, not approximate
+    assert read_metrics(tmp_path / "parts") == first + rest
+
+
+def test_resume_refuses_a_changed_config_and_a_fresh_start_refuses_an_existing_run(tmp_path, capsys):
+    train(config(tmp_path, "updates=1"))
+    assert main(["train", "--config", "sokoban_grpo", *TINY, f"run_dir={tmp_path / 'run'}", "updates=2",
+                 "lr=0.5", "--resume"]) == 2
+    assert "lr" in capsys.readouterr().err
+    assert main(["train", "--config", "sokoban_grpo", *TINY, f"run_dir={tmp_path / 'run'}", "updates=2"]) == 2
+    assert "--resume" in capsys.readouterr().err
+
+
+def test_a_killed_run_resumes_with_no_update_lost(tmp_path):
+    """SIGKILL the CLI once its first checkpoint exists (mid-way through update 2), then resume."""
+    run = tmp_path / "killed"
+    seed = ["algo=seed", "analyzer=scripted"]  # OPD moves the weights from update 1 on
+    command = [sys.executable, "-m", "seed_rl.cli", "train", "--config", "sokoban_grpo", *TINY, *seed,
+               f"run_dir={run}", "updates=3"]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    try:
+        deadline = time.time() + 300
+        while not list_checkpoints(run) and time.time() < deadline and process.poll() is None:
+            time.sleep(0.2)
+        assert list_checkpoints(run), "the run wrote no checkpoint"
+        os.killpg(process.pid, signal.SIGKILL)
+    finally:
+        process.wait(timeout=30)
+    done_before = len(read_metrics(run))
+    assert 1 <= done_before <= 3
+    assert main(["train", "--config", "sokoban_grpo", *TINY, *seed, f"run_dir={run}", "updates=3", "--resume"]) == 0
+    resumed = read_metrics(run)
+    assert [m["update"] for m in resumed] == [1, 2, 3]
+    whole = train(config(tmp_path, "updates=3", *seed, name="whole"))
+    assert [m["loss"] for m in resumed] == [m["loss"] for m in whole]
+    assert len({m["loss"] for m in whole}) > 1  # the weights moved: the comparison means something
+
+
+def test_bad_config_keys_and_values_fail_before_any_work(tmp_path, capsys):
+    assert main(["train", "--config", "sokoban_grpo", "algo=ppo", f"run_dir={tmp_path / 'x'}"]) == 2
+    err = capsys.readouterr().err
+    assert "algo" in err and "grpo, seed" in err
+    assert main(["train", "--config", "sokoban_grpo", "lamda_opd=0.1", f"run_dir={tmp_path / 'x'}"]) == 2
+    err = capsys.readouterr().err
+    assert "lamda_opd" in err and "lambda_opd" in err
+    assert main(["train", "--config", "no_such_config"]) == 2
+    assert "sokoban_grpo" in capsys.readouterr().err
+    assert main(["train", "--config", "sokoban_grpo", "updates=many"]) == 2
+    assert "int" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
+def test_every_shipped_config_loads():
+    from seed_rl.config import CONFIG_DIR
+
+    names = sorted(p.stem for p in CONFIG_DIR.glob("*.yaml"))
+    for env in ("alfworld", "webshop", "searchqa", "sokoban", "ezpoints"):
+        for algo in ("grpo", "seed"):
+            assert f"{env}_{algo}" in names
+    for name in names:
+        cfg = load_config(name)
+        assert cfg.algo in name
