@@ -221,10 +221,7 @@ class PromptBuilder:
         """A well-formed reply in this builder's style that takes ``action`` (with the prefill):
         the example turn's reply, and what scripted agents "say" when their episodes are shown
         to the analyzer."""
-        if self.spec.tags == ACTION_TAGS:
-            text = f"<action>{action}</action>"
-        else:
-            text = f"<{tag}> {action} </{tag}>"
+        text = f"<action>{action}</action>" if self.spec.tags == ACTION_TAGS else f"<{tag}> {action} </{tag}>"
         if self.style == "think":
             text = f"<think>{think}</think>\n{text}"
         return text
