@@ -21,8 +21,10 @@ contract, and the rule that *no input ever raises*:
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -35,6 +37,51 @@ SPLITS: tuple[str, ...] = ("train", "valid_seen", "valid_unseen")
 
 #: Index range for drawing a task when a split has no fixed size (procedural train sets).
 UNBOUNDED_SPLIT_SIZE = 2**31 - 1
+
+
+class MissingDataError(FileNotFoundError):
+    """Data an env needs is not on disk.
+
+    ``path`` is the missing file or directory (``paths`` lists every one, when several
+    are missing at once) and ``command`` is the ``seed data ...`` command that fetches it;
+    the message names both, plus ``hint`` (other ways to get the data) when given.
+    Every env raises this one type, so callers catch ``seed_envs.core.MissingDataError``.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        command: str,
+        *,
+        what: str = "data",
+        also_missing: Sequence[str | os.PathLike[str]] = (),
+        hint: str = "",
+    ) -> None:
+        if not command.strip():
+            raise ValueError("MissingDataError needs the command that fetches the data")
+        self.path = Path(path)
+        self.paths: tuple[Path, ...] = (self.path, *(Path(p) for p in also_missing))
+        self.command = command
+        self.what = what
+        self.hint = hint
+        if len(self.paths) == 1:
+            where = f"{what} not found: {self.path}. "
+        else:
+            where = f"{what} not found:\n" + "".join(f"  {p}\n" for p in self.paths)
+        super().__init__(f"{where}Fetch with `{command}`" + (f"; {hint}" if hint else "") + ".")
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Pickled with its attributes, as when a vector worker sends the error back.
+        return (
+            _rebuild_missing_data_error,
+            (str(self.path), self.command, self.what, tuple(map(str, self.paths[1:])), self.hint),
+        )
+
+
+def _rebuild_missing_data_error(
+    path: str, command: str, what: str, also_missing: tuple[str, ...], hint: str
+) -> MissingDataError:
+    return MissingDataError(path, command, what=what, also_missing=also_missing, hint=hint)
 
 
 def check_split(split: str) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from typing import TypeVar
 
 Job = TypeVar("Job")
@@ -18,8 +20,5 @@ def map_in_processes(
     if workers <= 1 or len(jobs) <= 1:
         yield from map(function, jobs)
         return
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
         yield from pool.map(function, jobs, chunksize=chunksize)
