@@ -8,9 +8,11 @@ prompt ``h``; the trainer re-scores the sampled action tokens under both.
 """
 
 from seed_agent.skills.analyzer import ANALYZER_SYSTEM, JSON_PREFILL, analyzer_images, analyzer_prompt
+from seed_agent.skills.annotate import annotate, skill_json
 from seed_agent.skills.extract import NoSkill, Skill, SkillResult, extract_skill
 from seed_agent.skills.inject import EPISODE_SKILL_HEADER, STEP_SKILL_HEADER, inject, inject_within_budget
 from seed_agent.skills.library import LibraryEntry, SkillLibrary
+from seed_agent.skills.quality import mentions_trajectory, skill_words
 
 __all__ = [
     "ANALYZER_SYSTEM",
@@ -24,7 +26,11 @@ __all__ = [
     "SkillResult",
     "analyzer_images",
     "analyzer_prompt",
+    "annotate",
     "extract_skill",
     "inject",
     "inject_within_budget",
+    "mentions_trajectory",
+    "skill_json",
+    "skill_words",
 ]
