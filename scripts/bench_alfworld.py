@@ -78,7 +78,7 @@ def _commands(walkthrough: list[str], admissible: list[str], rng: random.Random)
 
 
 def _make_games(root: Path, difficulty: str, n: int) -> Path:
-    from seed_envs.alfworld.generate import generate_dataset
+    from seed_envs.alfworld.dataset import generate_dataset
 
     generate_dataset(root, {"train": n}, difficulty=difficulty, seed=12345)
     return root / "json_2.1.1" / "train"

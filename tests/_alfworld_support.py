@@ -15,7 +15,7 @@ pytest.importorskip("alfworld", reason="needs the alfworld extra: pip install 's
 pytest.importorskip("fast_downward", reason="needs fast-downward-textworld (alfworld extra)")
 pytest.importorskip("textworld", reason="needs textworld (alfworld extra)")
 
-from seed_envs.alfworld.generate import generate_dataset
+from seed_envs.alfworld.dataset import generate_dataset
 
 #: One game per family per split (families cycle with the index).
 SMALL_COUNTS = {"train": 6, "valid_seen": 6, "valid_unseen": 6}

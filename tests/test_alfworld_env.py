@@ -213,3 +213,38 @@ def test_a_second_env_in_a_process_still_uses_generated_games(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environ)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "None"
+
+
+def test_listing_generated_task_ids_makes_no_game(tmp_path, monkeypatch):
+    """Ids of a generated set come from (split, index, seed): listing thousands makes no game;
+    a game is made when a reset first needs it, once, and any env finds it on disk after."""
+    from seed_envs.alfworld import sources
+    from seed_envs.alfworld.sources import task_type_of
+
+    monkeypatch.setenv("SEED_CACHE_DIR", str(tmp_path))
+    made = []
+    real_make_game = sources.make_game
+    monkeypatch.setattr(sources, "make_game", lambda *args, **kw: made.append(args) or real_make_game(*args, **kw))
+    env = ALFWorldEnv(difficulty="tiny", generator_seed=4)
+    ids = env.task_ids("train", limit=1000)
+    others = [env.task_id_for(split, i) for split in ("valid_seen", "valid_unseen") for i in range(100)]
+    assert made == [] and not any(env.source.root.rglob("game.tw-pddl"))
+    assert len(ids) == 1000 and len(set(ids + others)) == len(ids) + len(others)
+    assert all(t.startswith("train/") for t in ids) and others[0].startswith("valid_seen/")
+    assert [task_type_of(t) for t in ids[: 2 * len(TASK_TYPES)]] == 2 * list(TASK_TYPES)
+
+    _, info = env.reset(options={"task_id": ids[7]})
+    assert len(made) == 1 and made[0][:2] == ("train", 7)
+    assert info["task_id"] == ids[7] and info["task_type"] == task_type_of(ids[7]) == TASK_TYPES[7 % len(TASK_TYPES)]
+    assert len(list(env.source.root.rglob("game.tw-pddl"))) == 1
+    env.reset(options={"split": "train", "index": 7})
+    env.close()
+
+    again = ALFWorldEnv(difficulty="tiny", generator_seed=4)
+    assert again.task_id_for("train", 7) == ids[7]
+    again.reset(options={"task_id": ids[7]})  # read from disk, not made again
+    assert len(made) == 1
+    for wrong in (ids[7].replace("G4", "G5"), ids[7].replace("train/", "valid_seen/"), "train/x/trial_G4_t000007"):
+        with pytest.raises(ValueError, match="not a game of this generated set"):
+            again.reset(options={"task_id": wrong})
+    again.close()

@@ -11,6 +11,7 @@ from _alfworld_support import SMALL_COUNTS, dataset, upstream_game_env
 from seed_envs.alfworld import generate as gen
 from seed_envs.alfworld import goals, vocab
 from seed_envs.alfworld.data import collect_games
+from seed_envs.alfworld.dataset import generate_dataset
 from seed_envs.alfworld.problem import mangle
 from seed_envs.core import SPLITS
 
@@ -185,8 +186,8 @@ def test_unknown_arguments_rejected():
 @pytest.mark.slow
 def test_workers_write_the_same_games(tmp_path):
     counts = {"train": 6, "valid_unseen": 3}
-    gen.generate_dataset(tmp_path / "one", counts, "easy", seed=5, workers=1)
-    gen.generate_dataset(tmp_path / "two", counts, "easy", seed=5, workers=2)
+    generate_dataset(tmp_path / "one", counts, "easy", seed=5, workers=1)
+    generate_dataset(tmp_path / "two", counts, "easy", seed=5, workers=2)
 
     def files(root):
         return {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}

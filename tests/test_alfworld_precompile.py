@@ -10,9 +10,10 @@ import pytest
 from _alfworld_support import dataset
 
 from seed_envs.alfworld import engine
-from seed_envs.alfworld.data import ALFWorldDataError, collect_games
-from seed_envs.alfworld.generate import generate_dataset
+from seed_envs.alfworld.data import collect_games
+from seed_envs.alfworld.dataset import generate_dataset
 from seed_envs.alfworld.precompile import precompile_games
+from seed_envs.core import MissingDataError
 
 COUNTS = {"train": 3, "valid_seen": 0, "valid_unseen": 2}
 
@@ -72,7 +73,7 @@ def test_precompile_translates_each_game_once_and_resets_match(monkeypatch, tmp_
 
 
 def test_precompile_names_the_missing_directory(tmp_path):
-    with pytest.raises(ALFWorldDataError, match=str(tmp_path / "nowhere")):
+    with pytest.raises(MissingDataError, match=str(tmp_path / "nowhere")):
         precompile_games(tmp_path / "nowhere", disk_dir=tmp_path / "d")
 
 

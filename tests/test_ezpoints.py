@@ -8,8 +8,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from seed_envs.ezpoints.cards import TOKENS, Card, deal, evaluate, solution
-from seed_envs.ezpoints.env import EZPointsEnv, pair_is_unseen
+from seed_envs.ezpoints.cards import TOKENS, Card, evaluate, solution
+from seed_envs.ezpoints.env import EZPointsEnv
+from seed_envs.ezpoints.generate import deal, pair_is_unseen
 from seed_envs.testing import check_seed_env, fuzz_env
 
 

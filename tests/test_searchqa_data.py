@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from searchqa_support import NQ_SAMPLE, SEARCHR1_CORPUS, WIKI18_SAMPLE, needs_samples, seed_cache
 
-from seed_envs.searchqa.corpus import Corpus
+from seed_envs.core import MissingDataError
 from seed_envs.searchqa.data import (
-    MissingDataError,
     SearchDataError,
+    download_command,
     eval_file_split,
     load_qa,
     load_qa_files,
@@ -28,6 +28,7 @@ from seed_envs.searchqa.data import (
 )
 from seed_envs.searchqa.download import default_files, download_qa, download_wiki18
 from seed_envs.searchqa.generate import PRESETS, World, WorldConfig, ensure_world, generate_world
+from seed_envs.searchqa.retrievers.corpus import Corpus
 
 _ = seed_cache
 
@@ -94,13 +95,11 @@ def test_named_datasets_map_to_flashrag_files(tmp_path):
     with pytest.raises(SearchDataError, match="unknown dataset 'nq2'"):
         qa_files_for("nq2", "train", tmp_path)
     with pytest.raises(MissingDataError) as error:
-        load_qa_files(qa_files_for("nq_hotpotqa", "valid_unseen", tmp_path))
+        load_qa_files(qa_files_for("nq_hotpotqa", "valid_unseen", tmp_path), download_command(tmp_path))
     message = str(error.value)
-    assert (
-        "triviaqa/test.jsonl" in message
-        and "bamboogle/test.jsonl" in message
-        and "`seed data search`" in message
-    )
+    assert "triviaqa/test.jsonl" in message and "bamboogle/test.jsonl" in message
+    assert len(error.value.paths) == 5 and error.value.path == tmp_path / "triviaqa" / "test.jsonl"
+    assert error.value.command == f"seed data search --out {tmp_path}" and f"`{error.value.command}`" in message
     assert default_files(["nq", "popqa", "hotpotqa"]) == [
         ("nq", "train"),
         ("nq", "test"),
@@ -315,7 +314,7 @@ def test_cli_serves_a_retriever(seed_cache):
     args = _parse(["serve", "retriever", "--corpus", str(WIKI18_SAMPLE)])
     assert (args.backend, args.host, args.port, args.topk) == ("bm25s", "127.0.0.1", 8000, 3)
     process = subprocess.Popen(
-        [sys.executable, "-m", "seed_envs.searchqa.cli_serve", "--corpus", str(WIKI18_SAMPLE), "--port", "0"],
+        [sys.executable, "-m", "seed_envs.searchqa.cli", "serve", "--corpus", str(WIKI18_SAMPLE), "--port", "0"],
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).resolve().parents[1],

@@ -8,7 +8,7 @@ from searchqa_support import NQ_SAMPLE, WIKI18_SAMPLE, needs_samples, seed_cache
 
 import seed_envs  # noqa: F401 - registers the ids
 from seed_envs.searchqa import INVALID_ACTION_MESSAGE, SearchQAEnv, parse_turn, step_batch
-from seed_envs.searchqa.data import MissingDataError, SearchDataError
+from seed_envs.searchqa.data import SearchDataError
 from seed_envs.searchqa.retrievers import Doc, Retriever, RetrieverUnavailable
 from seed_envs.testing import check_seed_env, fuzz_env
 
@@ -146,20 +146,9 @@ def test_dead_server_raises_clearly(seed_cache):
     assert terminated
 
 
-def test_unknown_dataset_and_missing_files(tmp_path, monkeypatch):
+def test_unknown_dataset():
     with pytest.raises(SearchDataError, match=r"unknown dataset 'webqa'.*world-easy.*nq_hotpotqa"):
         SearchQAEnv(dataset="webqa")
-    monkeypatch.setenv("SEED_SEARCHQA_DATA", str(tmp_path))
-    with pytest.raises(MissingDataError, match=r"wiki-18\.jsonl[\s\S]*seed data search --corpus wiki18"):
-        SearchQAEnv(dataset="nq")
-
-
-@needs_samples
-def test_a_missing_question_file_is_named_with_the_command(tmp_path, monkeypatch):
-    monkeypatch.setenv("SEED_SEARCHQA_DATA", str(tmp_path))
-    env = SearchQAEnv(dataset="nq", corpus=WIKI18_SAMPLE, split="valid_seen")
-    with pytest.raises(MissingDataError, match=r"nq/test\.jsonl[\s\S]*`seed data search`"):
-        env.reset()
 
 
 def test_topk_must_be_positive():

@@ -13,7 +13,7 @@ pytest.importorskip("rapidfuzz", reason="the webshop extra is not installed")
 
 from webshop_fixtures import REAL_ATTRIBUTE_FILE, make_human_instructions, make_products, write_products
 
-from seed_envs.webshop.data import MissingDataError, load_data
+from seed_envs.webshop.data import load_data
 from seed_envs.webshop.goals import GOAL_SHUFFLE_SEED, PRICE_STEPS, draw_price_bound
 from seed_envs.webshop.normalize import normalize_color
 from seed_envs.webshop.products import parse_options, parse_pricing
@@ -127,14 +127,6 @@ def test_human_goals(data_dir):
     expected = sum(1 for entries in human.values() for e in entries if e["instruction_attributes"])
     assert len(data.goals) == expected
     assert all(g["weight"] == 1 and isinstance(g["goal_options"], list) for g in data.goals)
-
-
-def test_missing_files_name_the_file_and_the_command(tmp_path):
-    with pytest.raises(MissingDataError, match=r"items_shuffle.*seed data webshop"):
-        load_data(tmp_path)
-    write_products(tmp_path)
-    with pytest.raises(MissingDataError, match=r"items_human_ins.json.*seed data webshop"):
-        load_data(tmp_path, attributes_file=REAL_ATTRIBUTE_FILE, human_goals=True)
 
 
 def test_fuzzy_ratio_matches_thefuzz_where_installed():

@@ -1,4 +1,4 @@
-"""Download the ALFWorld release, or generate ALFWorld games offline (--generate N).
+"""ALFWorld's command: ``seed data alfworld`` (download the release, generate games, precompile).
 
 ``seed data alfworld`` fetches the text-game files of the release that alfworld 0.4.2's
 ``alfworld-download`` fetches, into ``--data-dir`` (default ``$ALFWORLD_DATA`` or
@@ -20,13 +20,21 @@ import argparse
 import json
 import sys
 
+from seed_envs.alfworld import vocab
+from seed_envs.alfworld.data import GENERATE_COMMAND, default_download_dir
+from seed_envs.alfworld.dataset import generate_dataset
+from seed_envs.alfworld.download import download_release
 from seed_envs.alfworld.generate import DIFFICULTIES
-from seed_envs.alfworld.vocab import TASK_TYPES
+from seed_envs.alfworld.precompile import precompile_games
+from seed_envs.alfworld.sources import generated_root
+from seed_envs.cli import main
+from seed_envs.core import MissingDataError
+from seed_envs.download import DownloadError
 
 DIFFICULTY_NAMES = tuple(DIFFICULTIES)
 
 
-def add_cli_arguments(parser: argparse.ArgumentParser) -> None:
+def add_data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--data-dir", help="where to put the release (default: $ALFWORLD_DATA or ~/.cache/alfworld)"
     )
@@ -57,7 +65,7 @@ def add_cli_arguments(parser: argparse.ArgumentParser) -> None:
         help="valid_unseen games (default: N/10, at least 6, at most 134)",
     )
     gen.add_argument(
-        "--task-types", nargs="+", choices=TASK_TYPES, default=None, help="families (default: all 6)"
+        "--task-types", nargs="+", choices=vocab.TASK_TYPES, default=None, help="families (default: all 6)"
     )
     gen.add_argument(
         "--out", default=None, help="output directory (default: the env's cache for this setting)"
@@ -76,29 +84,22 @@ def _print_progress(done: int, total: int, what: str) -> None:
 
 
 def _precompile(root: str, workers: int) -> int:
-    from seed_envs.alfworld.data import ALFWorldDataError
-    from seed_envs.alfworld.precompile import precompile_games
-
     try:
         summary = precompile_games(
             root, workers=workers, progress=lambda done, total: _print_progress(done, total, "translated")
         )
-    except ALFWorldDataError as error:
+    except MissingDataError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     print(json.dumps(summary, indent=2))
     return 0
 
 
-def run_cli(args: argparse.Namespace) -> int:
+def run_data(args: argparse.Namespace) -> int:
+    """Download the ALFWorld release, or generate ALFWorld games offline (--generate N)."""
     if args.precompile and args.generate is None:
-        from seed_envs.alfworld.data import default_download_dir
-
         return _precompile(str(args.data_dir or default_download_dir()), args.workers)
     if args.generate is None:
-        from seed_envs.alfworld.data import GENERATE_COMMAND, download_release
-        from seed_envs.download import DownloadError
-
         try:
             root = download_release(args.data_dir, force=args.force, log=lambda m: print(m, file=sys.stderr))
         except DownloadError as error:
@@ -108,10 +109,6 @@ def run_cli(args: argparse.Namespace) -> int:
             return 1
         print(f"ALFWorld data in {root}; use data_dir={str(root)!r} or export ALFWORLD_DATA={root}")
         return 0
-
-    from seed_envs.alfworld import vocab
-    from seed_envs.alfworld.generate import generate_dataset
-    from seed_envs.alfworld.sources import generated_root
 
     if args.generate < 0:
         print("--generate needs a non-negative number of games", file=sys.stderr)
@@ -135,3 +132,7 @@ def run_cli(args: argparse.Namespace) -> int:
     )
     print(json.dumps(summary, indent=2))
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.modules[__name__]))

@@ -1,4 +1,4 @@
-"""ALFWorld game files: find them, list them per split as upstream does, fetch the release.
+"""ALFWorld game files: find them and list them per split as upstream does.
 
 The upstream layout (``alfworld-download``, release json_2.1.1)::
 
@@ -14,37 +14,28 @@ Games are listed in sorted order (upstream walks the directory tree in file-syst
 order); a game's id is its path under ``json_2.1.1``, e.g.
 ``valid_seen/pick_and_place_simple-Mug-None-Desk-308/trial_T2019...``.
 
-Nothing here imports the engine: this module is light enough for the CLI.
+Missing games raise :class:`seed_envs.core.MissingDataError` naming the directory and
+``seed data alfworld``. Nothing here imports the engine: this module is light enough for
+the CLI. Fetching the release is :mod:`seed_envs.alfworld.download`.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import zipfile
+import shlex
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
 
-from seed_envs.core import check_split
-from seed_envs.download import fetch
+from seed_envs.core import MissingDataError, check_split
+from seed_envs.extras import install_hint
 
 DATASET_DIRNAME = "json_2.1.1"
 DATA_COMMAND = "seed data alfworld"
 GENERATE_COMMAND = "seed data alfworld --generate N"
-
-#: What ``alfworld-download`` of alfworld 0.4.2 fetches for the text games.
-RELEASE_URLS: tuple[str, ...] = (
-    "https://github.com/alfworld/alfworld/releases/download/0.2.2/json_2.1.1_json.zip",
-    "https://github.com/alfworld/alfworld/releases/download/0.2.2/json_2.1.1_pddl.zip",
-    "https://github.com/alfworld/alfworld/releases/download/0.4.0/json_2.1.2_tw-pddl.zip",
-)
-
-class ALFWorldDataError(FileNotFoundError):
-    """No usable ALFWorld games where we looked."""
-
 
 @dataclass(frozen=True)
 class GameRecord:
@@ -69,7 +60,7 @@ def upstream_logic_files() -> tuple[Path, Path]:
     """The PDDL domain and the grammar that the ``alfworld`` package ships."""
     spec = find_spec("alfworld")
     if spec is None or not spec.submodule_search_locations:
-        raise ImportError("the 'alfworld' package is not installed: pip install 'seed-agentic-rl[alfworld]'")
+        raise ImportError(f"the 'alfworld' package is not installed: {install_hint('alfworld')}")
     data = Path(next(iter(spec.submodule_search_locations))) / "data"
     domain, grammar = data / "alfred.pddl", data / "alfred.twl2"
     for path in (domain, grammar):
@@ -91,24 +82,33 @@ def default_download_dir() -> Path:
     return Path(os.environ.get("ALFWORLD_DATA") or Path.home() / ".cache" / "alfworld").expanduser()
 
 
-def _missing(path: Path, split: str) -> ALFWorldDataError:
-    return ALFWorldDataError(
-        f"No ALFWorld games for split {split!r} under {path}. "
-        f"Download the release with `{DATA_COMMAND}` (then set ALFWORLD_DATA or pass data_dir=), "
-        f"or generate games offline with `{GENERATE_COMMAND}`."
+def data_command(root: str | Path) -> str:
+    """The ``seed data alfworld`` command that downloads the release into ``root``."""
+    root = Path(root).expanduser()
+    target = root.parent if root.name == DATASET_DIRNAME else root
+    return f"{DATA_COMMAND} --data-dir {shlex.quote(str(target))}"
+
+
+def missing_games(root: str | Path, path: Path, what: str) -> MissingDataError:
+    """The error for ALFWorld games of ``root`` that are not at ``path``: download or generate them."""
+    return MissingDataError(
+        path,
+        data_command(root),
+        what=what,
+        hint=f"then set ALFWORLD_DATA or pass data_dir=; or generate games offline with `{GENERATE_COMMAND}`",
     )
 
 
 def collect_games(root: str | Path, split: str, task_types: Iterable[str] | None = None) -> GameListing:
     """The playable games of ``split`` under ``root``, upstream's skips counted.
 
-    Raises :class:`ALFWorldDataError` naming the directory and the commands that
-    provide data when the split's directory does not exist.
+    Raises :class:`~seed_envs.core.MissingDataError` naming the directory and the
+    commands that provide data when the split's directory does not exist.
     """
     split = check_split(split)
     split_dir = dataset_dir(root) / split
     if not split_dir.is_dir():
-        raise _missing(split_dir, split)
+        raise missing_games(root, split_dir, f"ALFWorld games of split {split!r}")
     wanted = set(task_types) if task_types is not None else None
     listing = GameListing(split=split, games=[])
     for traj_path in sorted(split_dir.rglob("traj_data.json")):
@@ -156,37 +156,5 @@ def game_file_for(root: str | Path, task_id: str) -> Path:
     check_split(split)
     path = dataset_dir(root) / task_id / "game.tw-pddl"
     if not path.is_file():
-        raise ALFWorldDataError(
-            f"{path} does not exist (task id {task_id!r}). Get games with `{DATA_COMMAND}` "
-            f"or `{GENERATE_COMMAND}`."
-        )
+        raise missing_games(root, path, f"the game file of task {task_id!r}")
     return path
-
-
-# ---------------------------------------------------------------- download
-def download_release(
-    data_dir: str | Path | None = None,
-    urls: Sequence[str] | None = None,
-    force: bool = False,
-    log=print,
-) -> Path:
-    """Fetch and unpack the ALFWorld release into ``data_dir``; return ``data_dir``.
-
-    ``urls`` defaults to :data:`RELEASE_URLS`. Files already there are kept unless ``force``.
-    Needs internet access to GitHub; raises :class:`~seed_envs.download.DownloadError`
-    (naming the URL) when it fails.
-    """
-    root = Path(data_dir).expanduser() if data_dir is not None else default_download_dir()
-    root.mkdir(parents=True, exist_ok=True)
-    for url in RELEASE_URLS if urls is None else urls:
-        log(f"downloading {url}")
-        archive = fetch(url, root / url.rsplit("/", 1)[-1], log=log)
-        with zipfile.ZipFile(archive) as zf:
-            for member in zf.namelist():
-                out = root / member
-                if not out.resolve().is_relative_to(root.resolve()):
-                    raise ValueError(f"refusing to extract {member!r} outside {root}")
-                if force or not out.exists():
-                    zf.extract(member, root)
-        archive.unlink()
-    return root

@@ -43,6 +43,7 @@ import zlib
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -106,8 +107,6 @@ def _digest(*parts: str) -> str:
 @functools.cache
 def _engine_version() -> str:
     """The engine packages' versions and the cache format: part of every translation's key."""
-    from importlib.metadata import version
-
     return f"fd-{version('fast-downward-textworld')}/tw-{version('textworld')}/c{CACHE_FORMAT}"
 
 

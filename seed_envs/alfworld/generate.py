@@ -1,6 +1,7 @@
-"""Procedural ALFWorld games, written in the upstream file format.
+"""Procedural ALFWorld games, one at a time, in the upstream file format.
 
-``generate_dataset(root, counts, difficulty=..., seed=...)`` writes::
+``make_game(split, index, difficulty=..., seed=...)`` makes game ``index`` of a split and
+``write_game(root, game)`` writes it (a whole set is :func:`.dataset.generate_dataset`)::
 
     root/json_2.1.1/{train,valid_seen,valid_unseen}/
         <task_type>-<Obj>-<Mrecep>-<Recep>-<scene>/<trial>/
@@ -44,7 +45,7 @@ from __future__ import annotations
 import functools
 import json
 import random
-import time
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,9 +55,8 @@ from seed_envs.alfworld import vocab
 from seed_envs.alfworld.data import DATASET_DIRNAME, upstream_logic_files
 from seed_envs.alfworld.goals import candidate_goals, goal_receptacles, is_unseen_split, room_goals, scene_numbers
 from seed_envs.alfworld.problem import Receptacle, Scene, TaskSpec, Thing, problem_text
-from seed_envs.core import SPLITS, check_split, stable_seed
+from seed_envs.core import check_split, stable_seed
 from seed_envs.files import atomic_write_text
-from seed_envs.parallel import map_in_processes
 
 #: Part of every RNG seed and of the cache directory: bump it when a change would alter
 #: generated games. 2: rooms without fixtures (``tiny``) are built around their goal.
@@ -223,6 +223,32 @@ def place_objects(scene: Scene, goal: TaskSpec, difficulty: Difficulty, rng: ran
 
 
 # --------------------------------------------------------------------- game
+#: Trial-name code of each split: ``trial_G<seed>_<code><index>``.
+SPLIT_CODES: dict[str, str] = {"train": "t", "valid_seen": "v", "valid_unseen": "vu"}
+_TRIAL = re.compile(r"trial_G(-?\d+)_(t|vu|v)(\d{6,})")
+
+
+def trial_name(seed: int, split: str, index: int) -> str:
+    """The trial directory name of generated game ``index`` of ``split``, e.g. ``trial_G0_vu000004``."""
+    if index < 0:
+        raise ValueError(f"a game index is >= 0, got {index}")
+    return f"trial_G{int(seed)}_{SPLIT_CODES[check_split(split)]}{int(index):06d}"
+
+
+def parse_trial_name(trial: str) -> tuple[int, str, int] | None:
+    """``(seed, split, index)`` of a :func:`trial_name`, or None if ``trial`` is not one."""
+    match = _TRIAL.fullmatch(trial)
+    if match is None:
+        return None
+    split = next(name for name, code in SPLIT_CODES.items() if code == match[2])
+    return int(match[1]), split, int(match[3])
+
+
+def task_type_for(index: int, task_types: Sequence[str] = vocab.TASK_TYPES) -> str:
+    """The family of game ``index`` of any split: families cycle with the index."""
+    return task_types[index % len(task_types)]
+
+
 @dataclass
 class GeneratedGame:
     split: str
@@ -256,7 +282,7 @@ def draw_game(
     """Draw the room and goal of one game (no engine call); None if the draw found no goal."""
     level = get_difficulty(difficulty)
     unseen = is_unseen_split(split)
-    task_type = task_types[index % len(task_types)]
+    task_type = task_type_for(index, task_types)
     rng = random.Random(
         stable_seed("alfworld-game", GENERATOR_VERSION, seed, level.name, split, index, attempt)
     )
@@ -301,7 +327,7 @@ def make_game(
         if drawn is None:
             continue
         scene, goal, template, _ = drawn
-        trial = f"trial_G{seed}_{split[0]}{'u' if split == 'valid_unseen' else ''}{index:06d}"
+        trial = trial_name(seed, split, index)
         description = goal.description(template)
         problem = problem_text(scene, goal, problem_id=trial)
         game = {
@@ -334,7 +360,7 @@ def make_game(
         }
         return GeneratedGame(split, index, goal.folder_name(scene.scene_num), trial, game, traj_data, problem)
     raise RuntimeError(
-        f"no solvable {task_types[index % len(task_types)]} game for {split}[{index}] at difficulty "
+        f"no solvable {task_type_for(index, task_types)} game for {split}[{index}] at difficulty "
         f"{level.name!r} after {MAX_ATTEMPTS} attempts"
     )
 
@@ -363,7 +389,7 @@ def plan_and_check(game: Mapping[str, Any], relevant_problem: str) -> list[str] 
     win keeps it.
     """
     global _SOLVER_ENV
-    from seed_envs.alfworld import engine
+    from seed_envs.alfworld import engine  # textworld: loaded only to check a game
 
     if _SOLVER_ENV is None:
         _SOLVER_ENV = engine.make_game_env(engine.request_infos(), cache=engine.GameCache(max_games=4))
@@ -396,56 +422,3 @@ def write_game(root: str | Path, game: GeneratedGame) -> Path:
     atomic_write_text(directory / "initial_state.pddl", game.problem)
     atomic_write_text(directory / "game.tw-pddl", json.dumps(game.game))
     return directory
-
-
-def _ensure_game(job: tuple) -> str:
-    from seed_envs.alfworld.sources import GeneratedSource
-
-    difficulty, seed, task_types, counts, root, split, index = job
-    GeneratedSource(difficulty, seed, task_types, counts=counts, root=root).ensure(split, index)
-    return split
-
-
-def generate_dataset(
-    root: str | Path,
-    counts: Mapping[str, int],
-    difficulty: str | Difficulty = "full",
-    seed: int = 0,
-    task_types: Sequence[str] = vocab.TASK_TYPES,
-    progress: Callable[[str, int, int], None] | None = None,
-    workers: int = 1,
-) -> dict[str, Any]:
-    """Write ``counts[split]`` games per split under ``root``; return a summary with timings.
-
-    Games already there (same generator version, difficulty, seed and families) are
-    kept, so an interrupted run resumes where it stopped. ``workers`` > 1 generates in
-    that many processes; the games are the same whatever the number of workers.
-    """
-    from seed_envs.alfworld.sources import GeneratedSource
-
-    level = get_difficulty(difficulty)
-    source = GeneratedSource(
-        level.name, seed, task_types, counts={s: int(counts.get(s, 0)) for s in SPLITS}, root=root
-    )
-    start = time.perf_counter()
-    total = sum(source.counts.values())
-    jobs = [
-        (level.name, seed, tuple(task_types), source.counts, str(source.root), split, index)
-        for split in SPLITS
-        for index in range(source.count(split))
-    ]
-    for done, split in enumerate(map_in_processes(_ensure_game, jobs, workers), 1):
-        if progress is not None:
-            progress(split, done, total)
-    elapsed = time.perf_counter() - start
-    return {
-        "root": str(source.root),
-        "difficulty": level.name,
-        "seed": seed,
-        "task_types": list(task_types),
-        "counts": source.counts,
-        "workers": workers,
-        "seconds": elapsed,
-        "games_per_second": (total / elapsed) if elapsed > 0 else float("inf"),
-        "generator_version": GENERATOR_VERSION,
-    }

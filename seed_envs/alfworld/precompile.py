@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from seed_envs.alfworld.data import ALFWorldDataError, collect_games
-from seed_envs.core import SPLITS
+from seed_envs.alfworld.data import collect_games
+from seed_envs.core import SPLITS, MissingDataError
 from seed_envs.parallel import map_in_processes
 
 #: This process's translation caches, one per disk directory (reused by every file it translates).
@@ -26,7 +26,7 @@ _CACHES: dict[str | None, Any] = {}
 
 def _translate_file(job: tuple[str, str | None]) -> str:
     """Translate one game file into ``disk_dir``; return "disk_hits" or "translations"."""
-    from seed_envs.alfworld import engine
+    from seed_envs.alfworld import engine  # textworld: loaded only when a game is translated
 
     game_file, disk_dir = job
     data = json.loads(Path(game_file).read_text())
@@ -49,19 +49,19 @@ def precompile_games(
     (default: the env's disk cache); return counts and timing.
 
     Games whose translation is already there are only read back. Splits missing from
-    ``root`` are skipped; if none is there, :class:`ALFWorldDataError` names the path.
+    ``root`` are skipped; if none is there, :class:`~seed_envs.core.MissingDataError` names the path.
     """
-    from seed_envs.alfworld import engine
+    from seed_envs.alfworld import engine  # textworld: loaded only when a game is translated
 
     target = Path(disk_dir) if disk_dir is not None else engine.default_disk_dir()
     if target is None:
         raise ValueError(f"the disk cache is off (${engine.DISK_CACHE_ENV}); pass disk_dir= to precompile")
     files: list[str] = []
-    missing: list[ALFWorldDataError] = []
+    missing: list[MissingDataError] = []
     for split in splits:
         try:
             files += [str(record.game_file) for record in collect_games(root, split).games]
-        except ALFWorldDataError as error:
+        except MissingDataError as error:
             missing.append(error)
     if missing and len(missing) == len(splits):
         raise missing[0]

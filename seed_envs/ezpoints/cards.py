@@ -1,17 +1,9 @@
-"""Cards and deals of EZPoints, and the rule for scoring a formula.
-
-A deal follows the gym-cards recipe: the first card's rank is uniform in 2..K
-(J, Q, K count as 10); the second card's number is ``12 // first`` with
-probability 1/2 when ``first`` divides 12, else ``12 - first``; then the two
-cards are swapped with probability 1/2. So every deal has a solution.
-"""
+"""EZPoints' cards and the rule for scoring a formula (deals are :mod:`.generate`)."""
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-
-import numpy as np
 
 SUITS = ("H", "D", "S", "C")
 SUIT_NAMES = {"H": "hearts", "D": "diamonds", "S": "spades", "C": "clubs"}
@@ -43,16 +35,6 @@ class Card:
 def rank_for(value: int) -> str:
     """Rank symbol for 1..13 (1=A, 10=T, 11=J, 12=Q, 13=K)."""
     return {1: "A", 10: "T", 11: "J", 12: "Q", 13: "K"}.get(value, str(value))
-
-
-def deal(rng: np.random.Generator) -> tuple[Card, Card]:
-    """Two cards whose numbers make 12 by ``+`` or ``*`` (the gym-cards recipe)."""
-    first_rank = int(rng.integers(2, 14))
-    first = Card(SUITS[int(rng.integers(4))], rank_for(first_rank))
-    value = first.number
-    second_value = TARGET // value if value in (1, 2, 3, 4, 6) and rng.random() <= 0.5 else TARGET - value
-    second = Card(SUITS[int(rng.integers(4))], rank_for(second_value))
-    return (second, first) if rng.random() <= 0.5 else (first, second)
 
 
 def evaluate(formula: list[str]) -> int | None:

@@ -6,25 +6,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from seed_envs.core import (
-    SeedEnv,
-    TaskStart,
-    Transition,
-    check_split,
-    indexed_task_id,
-    parse_indexed_task_id,
-    stable_bucket,
-    stable_seed,
-)
-from seed_envs.ezpoints.cards import (
-    NUMBER_TOKENS,
-    TARGET,
-    TOKENS,
-    Card,
-    deal,
-    evaluate,
-    solution,
-)
+from seed_envs.core import SeedEnv, TaskStart, Transition, check_split, indexed_task_id, parse_indexed_task_id
+from seed_envs.ezpoints.cards import NUMBER_TOKENS, TARGET, TOKENS, Card, evaluate, solution
+from seed_envs.ezpoints.generate import deal_for
 from seed_envs.ezpoints.render import CANVAS, render_frame
 from seed_envs.spaces import quote_action
 
@@ -34,17 +18,11 @@ WIN_REWARD = 10.0
 #: gym-cards' penalty for an invalid number, a wrong formula and an over-long one.
 UPSTREAM_PENALTY = -1.0
 MAX_FORMULA_LENGTH = 5
-PAIR_BUCKETS = 5  # one in five unordered card pairs is held out for valid_unseen
 
 TASK = (
     "Use the numbers on the two cards, each exactly once, with + and * to make 12. "
     "J, Q and K count as 10. Build the formula one token per step from 1-10, + and *, then choose = to submit it."
 )
-
-
-def pair_is_unseen(cards: tuple[Card, Card]) -> bool:
-    """True if this unordered pair of card faces is held out for ``valid_unseen``."""
-    return stable_bucket(sorted(card.face for card in cards), PAIR_BUCKETS) == 0
 
 
 class EZPointsEnv(SeedEnv):
@@ -91,14 +69,7 @@ class EZPointsEnv(SeedEnv):
 
     def _start_task(self, task_id: str, rng: np.random.Generator) -> TaskStart:
         split, index = parse_indexed_task_id(task_id, TASK_PREFIX)
-        want_unseen = split == "valid_unseen"
-        attempt = 0
-        while True:
-            cards = deal(np.random.default_rng(stable_seed("ezpoints", split, index, attempt)))
-            if pair_is_unseen(cards) == want_unseen:
-                break
-            attempt += 1
-        self.cards, self.formula, self.used_numbers = cards, [], []
+        self.cards, self.formula, self.used_numbers = deal_for(split, index), [], []
         return TaskStart(text=self._describe("New cards are dealt."), task=TASK, split=split,
                          extra_info=self._extra())
 

@@ -1,35 +1,30 @@
 """Search-augmented QA with Search-R1's protocol (``seed/SearchQA-v0``).
 
-Light to import: retriever back ends load their dependencies when built.
+Names load on first use, and retriever back ends import their dependencies when built,
+so ``import seed_envs.searchqa`` is light.
 """
 
-from seed_envs.searchqa.env import SearchQAEnv, prefetch_searches, step_batch
-from seed_envs.searchqa.protocol import INVALID_ACTION_MESSAGE, information_block, parse_turn
-from seed_envs.searchqa.retrievers import Doc, Retriever, make_retriever, shared_retriever
-from seed_envs.searchqa.scoring import (
-    exact_match,
-    extract_answer,
-    normalize_answer,
-    score_answer,
-    sub_exact_match,
-    token_f1,
-)
+from seed_envs.lazy import lazy_exports
 
-__all__ = [
-    "INVALID_ACTION_MESSAGE",
-    "Doc",
-    "Retriever",
-    "SearchQAEnv",
-    "exact_match",
-    "extract_answer",
-    "information_block",
-    "make_retriever",
-    "normalize_answer",
-    "parse_turn",
-    "prefetch_searches",
-    "score_answer",
-    "shared_retriever",
-    "step_batch",
-    "sub_exact_match",
-    "token_f1",
-]
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "INVALID_ACTION_MESSAGE": "seed_envs.searchqa.protocol",
+        "Doc": "seed_envs.searchqa.retrievers",
+        "Retriever": "seed_envs.searchqa.retrievers",
+        "SearchQAEnv": "seed_envs.searchqa.env",
+        "exact_match": "seed_envs.searchqa.scoring",
+        "extract_answer": "seed_envs.searchqa.scoring",
+        "information_block": "seed_envs.searchqa.protocol",
+        "make_retriever": "seed_envs.searchqa.retrievers",
+        "normalize_answer": "seed_envs.searchqa.scoring",
+        "parse_turn": "seed_envs.searchqa.protocol",
+        "prefetch_searches": "seed_envs.searchqa.env",
+        "resolve_source": "seed_envs.searchqa.sources",
+        "score_answer": "seed_envs.searchqa.scoring",
+        "shared_retriever": "seed_envs.searchqa.retrievers",
+        "step_batch": "seed_envs.searchqa.env",
+        "sub_exact_match": "seed_envs.searchqa.scoring",
+        "token_f1": "seed_envs.searchqa.scoring",
+    },
+)

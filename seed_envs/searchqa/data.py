@@ -2,7 +2,7 @@
 
 - QA files: FlashRAG jsonl, one ``{"id", "question", "golden_answers": [...]}`` per line
   (extra keys such as ``metadata`` are kept).
-- Corpus: Search-R1 jsonl ``{"id", "contents"}`` (see :mod:`seed_envs.searchqa.corpus`).
+- Corpus: Search-R1 jsonl ``{"id", "contents"}`` (see :mod:`seed_envs.searchqa.retrievers.corpus`).
 
 Named datasets follow Search-R1's evaluation (``scripts/data_process/qa_search_*_merge.py``):
 a dataset's *eval file* is its ``test`` split if FlashRAG has one, else ``dev``. Our env
@@ -19,17 +19,24 @@ one dataset ``d``   ``d`` train (if it has one)      ``d``'s eval file (both spl
 
 Real files live under ``$SEED_SEARCHQA_DATA`` (default ``<seed cache>/searchqa/flashrag``)
 as ``<dataset>/<split>.jsonl``, FlashRAG's own layout; ``seed data search`` fetches them.
+A missing file raises :class:`seed_envs.core.MissingDataError` naming every missing file
+and the command (:func:`download_command`) that fetches them.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from seed_envs.core import MissingDataError
+from seed_envs.paths import cache_root
+
 DOWNLOAD_COMMAND = "seed data search"
+DATA_ENV = "SEED_SEARCHQA_DATA"
 
 #: FlashRAG file splits each dataset has (RUC-NLPIR/FlashRAG_datasets).
 DATASET_FILES: dict[str, tuple[str, ...]] = {
@@ -52,18 +59,6 @@ class SearchDataError(ValueError):
     """A data file exists but is malformed, or a dataset name is unknown."""
 
 
-class MissingDataError(FileNotFoundError):
-    """Data files are missing; the message names them and the command that fetches them."""
-
-    def __init__(self, paths: Sequence[Path], what: str, command: str = DOWNLOAD_COMMAND) -> None:
-        self.paths = [Path(p) for p in paths]
-        listed = "\n".join(f"  {p}" for p in self.paths)
-        super().__init__(
-            f"missing {what}:\n{listed}\nFetch it with `{command}` "
-            "(or point SEED_SEARCHQA_DATA at a folder that has it)."
-        )
-
-
 @dataclass(frozen=True)
 class QARecord:
     """One question with its gold answers; ``source`` names the dataset it came from."""
@@ -77,12 +72,25 @@ class QARecord:
 
 def data_root() -> Path:
     """Where real FlashRAG/Search-R1 files live (not created here)."""
-    env = os.environ.get("SEED_SEARCHQA_DATA")
+    env = os.environ.get(DATA_ENV)
     if env:
         return Path(env).expanduser()
-    from seed_envs.paths import cache_root
-
     return cache_root() / "searchqa" / "flashrag"
+
+
+def download_command(root: Path | None = None, corpus: bool = False) -> str:
+    """The ``seed data search`` command that fetches QA files (or, with ``corpus``, wiki-18) into ``root``."""
+    command = DOWNLOAD_COMMAND
+    if root is not None and Path(root).expanduser() != data_root():
+        command += f" --out {shlex.quote(str(root))}"
+    return command + (" --corpus wiki18" if corpus else "")
+
+
+def missing_files(paths: list[Path], what: str, command: str) -> MissingDataError:
+    """The error for Search QA files that are not there."""
+    return MissingDataError(
+        paths[0], command, what=what, also_missing=paths[1:], hint=f"or point {DATA_ENV} at a folder that has them"
+    )
 
 
 def eval_file_split(dataset: str) -> str:
@@ -130,11 +138,14 @@ def _answers(value: object, where: str) -> tuple[str, ...]:
     raise SearchDataError(f"{where}: 'golden_answers' must be a non-empty list of strings")
 
 
-def load_qa(path: str | os.PathLike[str], source: str | None = None) -> list[QARecord]:
-    """Read a FlashRAG QA jsonl file. Malformed lines raise SearchDataError with the line number."""
+def load_qa(
+    path: str | os.PathLike[str], source: str | None = None, command: str = DOWNLOAD_COMMAND
+) -> list[QARecord]:
+    """Read a FlashRAG QA jsonl file. Malformed lines raise SearchDataError with the line number;
+    a missing file raises MissingDataError naming ``command``."""
     path = Path(path)
     if not path.is_file():
-        raise MissingDataError([path], "a QA jsonl file")
+        raise missing_files([path], "QA jsonl file", command)
     source = source if source is not None else path.stem
     records = []
     with open(path, encoding="utf-8") as f:
@@ -164,15 +175,15 @@ def load_qa(path: str | os.PathLike[str], source: str | None = None) -> list[QAR
     return records
 
 
-def load_qa_files(files: Iterable[tuple[str, Path]]) -> list[QARecord]:
-    """Load several QA files, reporting every missing one at once."""
+def load_qa_files(files: Iterable[tuple[str, Path]], command: str = DOWNLOAD_COMMAND) -> list[QARecord]:
+    """Load several QA files, reporting every missing one at once (with ``command``, which fetches them)."""
     files = list(files)
     missing = [path for _, path in files if not path.is_file()]
     if missing:
-        raise MissingDataError(missing, "QA files")
+        raise missing_files(missing, "QA files", command)
     records = []
     for source, path in files:
-        records.extend(load_qa(path, source=source))
+        records.extend(load_qa(path, source=source, command=command))
     return records
 
 

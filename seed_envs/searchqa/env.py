@@ -39,7 +39,7 @@ from seed_envs.searchqa.protocol import (
 from seed_envs.searchqa.retrievers import Doc, Retriever, shared_retriever
 from seed_envs.searchqa.retrievers.base import check_topk
 from seed_envs.searchqa.scoring import extract_answer, score_answer
-from seed_envs.searchqa.source import DataSource, resolve_source, task_id_of
+from seed_envs.searchqa.sources import DataSource, resolve_source, task_id_of
 
 PathLike = str | os.PathLike[str]
 

@@ -36,6 +36,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from seed_envs.files import staged_dir
+from seed_envs.paths import cache_dir
 from seed_envs.searchqa.world import GENERATOR_VERSION, World, WorldConfig
 
 __all__ = ["PRESETS", "World", "WorldConfig", "ensure_world", "generate_world", "world_config"]
@@ -124,8 +125,6 @@ def ensure_world(
     """The folder of a generated world, generating it on first use (under the seed cache)."""
     config = world_config(name_or_config)
     if root is None:
-        from seed_envs.paths import cache_dir
-
         root = cache_dir("searchqa", "worlds")
     out_dir = Path(root) / config.key()
     if _is_world(out_dir):

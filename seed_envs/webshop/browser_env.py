@@ -22,8 +22,10 @@ import urllib.parse
 from typing import Any, ClassVar
 
 import numpy as np
+from PIL import Image
 
 from seed_envs.core import TaskStart, Transition
+from seed_envs.webshop.app import ShopServer, create_app
 from seed_envs.webshop.env import WebShopEnv
 from seed_envs.webshop.html_text import html_nodes
 from seed_envs.webshop.render import nodes_to_rich_text, nodes_to_text
@@ -58,9 +60,7 @@ def server_key(data: Any, engine: Any, show_attrs: bool, type_matcher: Any) -> t
 
 def shared_server(data: Any, engine: Any, show_attrs: bool, type_matcher: Any) -> tuple[Any, str]:
     """``(ShopServer, base URL)`` for a catalog and site settings, started once per process."""
-    from werkzeug.serving import make_server
-
-    from seed_envs.webshop.app import ShopServer, create_app
+    from werkzeug.serving import make_server  # comes with flask (the webshop extra)
 
     key = server_key(data, engine, show_attrs, type_matcher)
     with _SERVERS_LOCK:
@@ -181,8 +181,6 @@ class WebShopBrowserEnv(WebShopEnv):
         self._browse(operation)
 
     def _read_page(self) -> str:
-        from PIL import Image
-
         source: list[str] = []
 
         def operation(driver) -> None:

@@ -21,12 +21,15 @@ from __future__ import annotations
 import json
 import os
 import random
+import shlex
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from seed_envs.core import MissingDataError
+from seed_envs.webshop.generate import default_catalog_dir
 from seed_envs.webshop.goals import build_goals
 from seed_envs.webshop.products import attribute_index, draw_prices, process_products
 
@@ -37,10 +40,6 @@ HUMAN_FILE = "items_human_ins.json"
 META_FILE = "catalog_meta.json"
 DATA_COMMAND = "seed data webshop"
 TEST_GOALS = 500  # goals [0, 500) are the benchmark's test set
-
-
-class MissingDataError(FileNotFoundError):
-    """A WebShop data file is missing; the message names it and the command that fetches it."""
 
 
 @dataclass
@@ -74,8 +73,6 @@ def resolve_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
         return Path(data_dir).expanduser()
     if os.environ.get(DATA_ENV):
         return Path(os.environ[DATA_ENV]).expanduser()
-    from seed_envs.webshop.generate import default_catalog_dir
-
     return default_catalog_dir()
 
 
@@ -84,19 +81,27 @@ def data_files(
     products_file: str | os.PathLike[str] | None = None,
     attributes_file: str | os.PathLike[str] | None = None,
 ) -> tuple[Path, Path]:
-    """The products and attribute files to read, or a :class:`MissingDataError`."""
+    """The products and attribute files to read, or a :class:`~seed_envs.core.MissingDataError`."""
     products = Path(products_file) if products_file else _first_existing(data_dir, PRODUCT_FILES)
     attributes = Path(attributes_file) if attributes_file else _first_existing(data_dir, ATTRIBUTE_FILES)
-    for path, names in ((products, PRODUCT_FILES), (attributes, ATTRIBUTE_FILES)):
+    for path, names, what in (
+        (products, PRODUCT_FILES, "WebShop products file"),
+        (attributes, ATTRIBUTE_FILES, "WebShop attributes file"),
+    ):
         if path is None or not path.is_file():
-            wanted = str(path) if path is not None else " or ".join(str(data_dir / n) for n in names)
             raise MissingDataError(
-                f"WebShop data file not found: {wanted}. Run `{DATA_COMMAND} --dir {data_dir}` to download "
-                f"the benchmark files (or `{DATA_COMMAND} --generate --dir {data_dir}` for an offline "
-                "catalog), "
-                f"or point {DATA_ENV} / data_dir= at a directory that has them."
+                path if path is not None else data_dir / names[0],
+                data_command(data_dir),
+                what=what if path is not None else f"{what} ({' or '.join(names)})",
+                hint=f"or `{data_command(data_dir)} --generate` for an offline catalog, "
+                f"or point {DATA_ENV} / data_dir= at a directory that has the files",
             )
     return products, attributes  # type: ignore[return-value]
+
+
+def data_command(data_dir: Path) -> str:
+    """The ``seed data webshop`` command that downloads the benchmark files into ``data_dir``."""
+    return f"{DATA_COMMAND} --dir {shlex.quote(str(data_dir))}"
 
 
 def _read_json(path: Path) -> Any:
@@ -128,8 +133,7 @@ def load_data(
     if human_goals:
         if not human_path.is_file():
             raise MissingDataError(
-                f"WebShop human instructions not found: {human_path}. Run `{DATA_COMMAND} --dir {directory}` "
-                f"to download them, or use human_goals=False."
+                human_path, data_command(directory), what="WebShop human instructions", hint="or use human_goals=False"
             )
         human_instructions = _read_json(human_path)
 

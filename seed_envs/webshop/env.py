@@ -36,6 +36,7 @@ from seed_envs.core import (  # noqa: E402
 from seed_envs.webshop.data import TEST_GOALS, WebShopData, shared_data  # noqa: E402
 from seed_envs.webshop.nouns import get_type_matcher  # noqa: E402
 from seed_envs.webshop.render import OBSERVATION_MODES, render  # noqa: E402
+from seed_envs.webshop.reward import fuzzy_token_set_ratio  # noqa: E402
 from seed_envs.webshop.search import shared_engine  # noqa: E402
 from seed_envs.webshop.site import Session  # noqa: E402
 
@@ -206,8 +207,6 @@ class WebShopEnv(SeedEnv):
         wanted = goal["goal_options"]
         if isinstance(wanted, dict):
             return [value for value in wanted.values() if "[" not in value and "]" not in value]
-        from seed_envs.webshop.reward import fuzzy_token_set_ratio
-
         values = [v for vs in product["options"].values() for v in vs]
         chosen = []
         for option in wanted:

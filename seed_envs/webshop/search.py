@@ -33,6 +33,7 @@ from seed_envs.retrieval.analyzer import LuceneEnglishAnalyzer
 from seed_envs.retrieval.bm25 import K1 as BM25_K1
 from seed_envs.retrieval.bm25 import B as BM25_B
 from seed_envs.retrieval.bm25 import Bm25Index, documents_fingerprint, index_dir_for
+from seed_envs.retrieval.pyserini import LuceneBm25, build_lucene_index, is_lucene_index, lucene_searcher_class
 
 #: How many products a search returns (the benchmark's top 50).
 SEARCH_RETURN_N = 50
@@ -115,8 +116,6 @@ class PyseriniSearch:
 
     def __init__(self, asins: Sequence[str], documents: Sequence[str], index_dir: Path | None = None) -> None:
         try:
-            from seed_envs.retrieval.pyserini import LuceneBm25, is_lucene_index, lucene_searcher_class
-
             lucene_searcher_class()
         except ImportError as error:  # pragma: no cover - depends on the machine
             raise ImportError(
@@ -140,8 +139,6 @@ class PyseriniSearch:
 def build_pyserini_index(asins: Iterable[str], documents: Iterable[str], index_dir: Path) -> None:
     """Run pyserini's Lucene indexer over the catalog (positions and document vectors stored,
     as the benchmark's indexing script does) into ``index_dir``."""
-    from seed_envs.retrieval.pyserini import build_lucene_index
-
     build_lucene_index(zip(asins, documents, strict=True), index_dir, store_vectors=True)
 
 

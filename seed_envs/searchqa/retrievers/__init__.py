@@ -13,7 +13,8 @@ spec                        back end                                            
 ==========================  ==================================================  =========================
 
 ``shared_retriever(...)`` returns the same object for the same arguments within a
-process: the envs of a vector worker all search one index, loaded once.
+process: the envs of a vector worker all search one index, loaded once. The back-end
+modules are light; each imports its dependencies (the "needs" column) when built.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ from seed_envs.searchqa.retrievers.base import (
     RetrieverError,
     RetrieverUnavailable,
 )
+from seed_envs.searchqa.retrievers.bm25 import Bm25sRetriever
+from seed_envs.searchqa.retrievers.dense import DenseRetriever
+from seed_envs.searchqa.retrievers.http import HttpRetriever
+from seed_envs.searchqa.retrievers.pyserini_lucene import PyseriniRetriever
 
 BACKENDS = ("bm25s", "pyserini", "dense", "http")
 
@@ -44,8 +49,6 @@ def is_url(spec: str) -> bool:
 def make_retriever(spec: str, corpus_path: str | os.PathLike[str] | None = None, **options: Any) -> Retriever:
     """A new retriever for ``spec`` (see the module docstring) over ``corpus_path``."""
     if is_url(spec) or spec == "http":
-        from seed_envs.searchqa.retrievers.http import HttpRetriever
-
         url = options.pop("url", None) or spec
         return HttpRetriever(url, **options)
     if spec not in BACKENDS:
@@ -53,15 +56,9 @@ def make_retriever(spec: str, corpus_path: str | os.PathLike[str] | None = None,
     if corpus_path is None:
         raise ValueError(f"the {spec} retriever needs a corpus file")
     if spec == "bm25s":
-        from seed_envs.searchqa.retrievers.bm25 import Bm25sRetriever
-
         return Bm25sRetriever(corpus_path, **options)
     if spec == "pyserini":
-        from seed_envs.searchqa.retrievers.pyserini_lucene import PyseriniRetriever
-
         return PyseriniRetriever(corpus_path, **options)
-    from seed_envs.searchqa.retrievers.dense import DenseRetriever
-
     return DenseRetriever(corpus_path, **options)
 
 

@@ -31,10 +31,10 @@ import numpy as np
 from seed_envs.extras import install_hint
 from seed_envs.retrieval.analyzer import LUCENE_STOP_WORDS, LuceneEnglishAnalyzer
 from seed_envs.retrieval.bm25 import Bm25Index, index_dir_for, require_bm25s
-from seed_envs.searchqa.corpus import Corpus, file_fingerprint
 from seed_envs.searchqa.retrievers.base import Doc, Retriever, RetrieverError
+from seed_envs.searchqa.retrievers.corpus import Corpus, file_fingerprint, index_root
 
-__all__ = ["Bm25sRetriever", "index_root"]
+__all__ = ["Bm25sRetriever"]
 
 
 def _stopword_list(stopwords: str | Sequence[str] | None) -> list[str]:
@@ -46,12 +46,6 @@ def _stopword_list(stopwords: str | Sequence[str] | None) -> list[str]:
             raise ValueError(f"stopwords must be 'en', None or a list of words, got {stopwords!r}")
         return sorted(LUCENE_STOP_WORDS)
     return [str(word) for word in stopwords]
-
-
-def index_root() -> Path:
-    from seed_envs.paths import cache_dir
-
-    return cache_dir("searchqa", "index")
 
 
 class Bm25sRetriever(Retriever):

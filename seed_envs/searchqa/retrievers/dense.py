@@ -23,8 +23,8 @@ import numpy as np
 from seed_envs.core import stable_seed
 from seed_envs.extras import install_hint
 from seed_envs.files import atomic_path
-from seed_envs.searchqa.corpus import Corpus, file_fingerprint
 from seed_envs.searchqa.retrievers.base import Doc, Retriever, RetrieverError
+from seed_envs.searchqa.retrievers.corpus import Corpus, file_fingerprint, index_root
 
 SHARD_SIZE = 2048
 
@@ -77,8 +77,6 @@ class DenseRetriever(Retriever):
         params = {"model": Path(self.model_name).name, "faiss": faiss_index, "format": 1}
         key = stable_seed(file_fingerprint(self.corpus_path), json.dumps(params, sort_keys=True))
         if cache_root is None:
-            from seed_envs.searchqa.retrievers.bm25 import index_root
-
             cache_root = index_root()
         self.index_dir = Path(cache_root) / f"dense-{key % 16**12:012x}"
         self.corpus = Corpus(self.corpus_path, offsets_cache=self.index_dir.with_suffix(".offsets.npy"))

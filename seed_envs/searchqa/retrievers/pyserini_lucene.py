@@ -25,8 +25,8 @@ from seed_envs.retrieval.pyserini import (
     is_lucene_index,
     lucene_searcher_class,
 )
-from seed_envs.searchqa.corpus import Corpus, file_fingerprint
 from seed_envs.searchqa.retrievers.base import Doc, Retriever, RetrieverError
+from seed_envs.searchqa.retrievers.corpus import Corpus, file_fingerprint, index_root
 
 __all__ = ["INSTALL_HINT", "PyseriniRetriever"]
 
@@ -52,8 +52,6 @@ class PyseriniRetriever(Retriever):
         self.threads = max(1, int(threads))
         if index_dir is None:
             if cache_root is None:
-                from seed_envs.searchqa.retrievers.bm25 import index_root
-
                 cache_root = index_root()
             key = stable_seed(file_fingerprint(self.corpus_path), "pyserini-0.25-jsoncollection")
             index_dir = Path(cache_root) / f"pyserini-{key % 16**12:012x}"

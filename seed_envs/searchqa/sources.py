@@ -21,12 +21,14 @@ from pathlib import Path
 from seed_envs.core import SPLITS, check_split
 from seed_envs.searchqa.data import (
     DATASET_FILES,
+    DOWNLOAD_COMMAND,
     MIXES,
-    MissingDataError,
     QARecord,
     SearchDataError,
     check_dataset,
+    download_command,
     load_qa_files,
+    missing_files,
     qa_files_for,
     wiki18_path,
 )
@@ -42,15 +44,17 @@ class DataSource:
     name: str
     corpus_path: Path
     split_files: Mapping[str, tuple[tuple[str, Path], ...]]
+    #: The command that fetches missing QA files (named by the error).
+    command: str = DOWNLOAD_COMMAND
 
     def records(self, split: str) -> tuple[QARecord, ...]:
         """The QA records of a split (loaded once per process)."""
-        return _load_records(self._files(split))
+        return _load_records(self._files(split), self.command)
 
     def index(self, split: str) -> Mapping[str, int]:
         """Each record's task id (:func:`task_id_of`) -> its position in :meth:`records`
         (built once per process; do not modify it)."""
-        return _load_index(self._files(split))
+        return _load_index(self._files(split), self.command)
 
     def _files(self, split: str) -> tuple[tuple[str, Path], ...]:
         files = self.split_files.get(check_split(split))
@@ -65,13 +69,13 @@ def task_id_of(record: QARecord) -> str:
 
 
 @lru_cache(maxsize=32)
-def _load_records(files: tuple[tuple[str, Path], ...]) -> tuple[QARecord, ...]:
-    return tuple(load_qa_files(files))
+def _load_records(files: tuple[tuple[str, Path], ...], command: str) -> tuple[QARecord, ...]:
+    return tuple(load_qa_files(files, command))
 
 
 @lru_cache(maxsize=32)
-def _load_index(files: tuple[tuple[str, Path], ...]) -> dict[str, int]:
-    return {task_id_of(record): i for i, record in enumerate(_load_records(files))}
+def _load_index(files: tuple[tuple[str, Path], ...], command: str) -> dict[str, int]:
+    return {task_id_of(record): i for i, record in enumerate(_load_records(files, command))}
 
 
 def resolve_source(
@@ -103,13 +107,11 @@ def resolve_source(
     root = Path(data_dir) if data_dir is not None else None
     corpus_path = Path(corpus) if corpus is not None else wiki18_path(root)
     if not corpus_path.is_file():
-        raise MissingDataError(
-            [corpus_path], "the retrieval corpus", command="seed data search --corpus wiki18"
-        )
+        raise missing_files([corpus_path], "the retrieval corpus", download_command(root, corpus=True))
     split_files = {}
     for split in SPLITS:
         try:
             split_files[split] = tuple(qa_files_for(dataset, split, root))
         except SearchDataError:
             continue  # e.g. popqa has no train split
-    return DataSource(dataset, corpus_path, split_files)
+    return DataSource(dataset, corpus_path, split_files, download_command(root))

@@ -17,9 +17,16 @@ from pathlib import Path
 
 import numpy as np
 
+from seed_envs.core import MissingDataError
 from seed_envs.files import atomic_path, atomic_write_text
-from seed_envs.searchqa.data import MissingDataError, SearchDataError
+from seed_envs.paths import cache_dir
+from seed_envs.searchqa.data import SearchDataError, download_command
 from seed_envs.searchqa.retrievers.base import Doc
+
+
+def index_root() -> Path:
+    """Where the retrievers keep the indexes they build over corpus files (created if missing)."""
+    return cache_dir("searchqa", "index")
 
 
 def file_fingerprint(path: Path) -> str:
@@ -52,7 +59,12 @@ class Corpus:
     def __init__(self, path: str | os.PathLike[str], offsets_cache: Path | None = None) -> None:
         self.path = Path(path)
         if not self.path.is_file():
-            raise MissingDataError([self.path], 'a corpus jsonl with one {"id", "contents"} object per line')
+            raise MissingDataError(
+                self.path,
+                download_command(corpus=True),
+                what="the corpus",
+                hint='or pass a corpus jsonl with one {"id", "contents"} object per line',
+            )
         if self.path.suffix == ".gz":
             raise SearchDataError(
                 f"{self.path} is compressed; decompress it first (gunzip -k {self.path}) "
