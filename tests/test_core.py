@@ -132,3 +132,43 @@ def test_a_missing_extra_is_named_with_its_install_command():
     expected = r"'webshop' extra.*no_such_module_xyz.*pip install 'seed-agentic-rl\[webshop\]'"
     with pytest.raises(ImportError, match=expected):
         require_extra("webshop", "json", "no_such_module_xyz")
+
+
+ENV_PACKAGES = ("alfworld", "webshop", "searchqa", "sokoban", "ezpoints")
+
+
+def test_env_packages_import_nothing_until_a_name_is_used():
+    code = (
+        "import importlib, sys\n"
+        f"for name in {ENV_PACKAGES!r}:\n"
+        "    before = set(sys.modules)\n"
+        "    package = importlib.import_module('seed_envs.' + name)\n"
+        "    loaded = sorted(m for m in set(sys.modules) - before if m.startswith(package.__name__ + '.'))\n"
+        "    assert not loaded, (name, loaded)\n"
+        "    assert package.__all__ and set(package.__all__) <= set(dir(package))\n"
+        "print('ok')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "ok", result.stderr[-2000:]
+
+
+@pytest.mark.parametrize("name", ENV_PACKAGES)
+def test_env_package_exports_resolve(name):
+    import importlib
+
+    if name == "webshop":
+        pytest.importorskip("rapidfuzz", reason="the webshop extra is not installed")
+    package = importlib.import_module(f"seed_envs.{name}")
+    for export in package.__all__:
+        if name == "alfworld" and export == "ALFWorldEnv":
+            pytest.importorskip("textworld")
+        assert getattr(package, export) is not None
+    with pytest.raises(AttributeError, match="no attribute"):
+        package.not_an_export  # noqa: B018
+
+
+def test_lazy_exports_only_from_the_package_itself():
+    from seed_envs.lazy import lazy_exports
+
+    with pytest.raises(ValueError, match="must come from a module of"):
+        lazy_exports("seed_envs.sokoban", {"SearchQAEnv": "seed_envs.searchqa.env"})
