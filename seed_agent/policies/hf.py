@@ -28,6 +28,8 @@ import torch
 from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import Completion, PromptImages, SamplingParams, check_images, render_chat, to_pil
 
+#: A prefix shorter than this is not worth a pass of its own.
+MIN_SHARED_PREFIX = 32
 #: Chat-template end-of-turn tokens that also end a reply.
 END_OF_TURN_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>")
 
@@ -48,11 +50,14 @@ class TransformersPolicy:
     For a VLM, give its ``image_processor``: each image placeholder becomes the
     tokenizer's image token, repeated once per merged patch (``t*h*w / merge_size**2``),
     and the tokenizer's chat template must accept ``{"type": "image"}`` content parts.
-    ``batch_size`` bounds how many sequences go through the model at once.
+    ``batch_size`` bounds how many sequences go through the model at once. ``share_prefix``:
+    rows of a batch that start with the same tokens (the system message, the example turn,
+    the env's rules) compute that prefix once, in sampling and in scoring.
     """
 
     def __init__(self, model: Any, tokenizer: Any, *, image_processor: Any = None,
-                 image_token: str = "<|image_pad|>", batch_size: int = 8, tokens_per_image: int = 256) -> None:
+                 image_token: str = "<|image_pad|>", batch_size: int = 8, tokens_per_image: int = 256,
+                 share_prefix: bool = True) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.image_processor = image_processor
@@ -60,6 +65,7 @@ class TransformersPolicy:
         self.image_token_id = tokenizer.convert_tokens_to_ids(image_token) if image_processor is not None else None
         self.batch_size = int(batch_size)
         self.tokens_per_image = int(tokens_per_image)
+        self.share_prefix = bool(share_prefix)
         self.pad_id = _pad_id(tokenizer)
         self.eos_ids = _eos_ids(tokenizer, model)
         params = inspect.signature(model.forward).parameters
@@ -186,15 +192,48 @@ class TransformersPolicy:
             out += self._generate_batch(ids[chunk], vision[chunk], sampling, generator)
         return out
 
+    def shared_prefix_length(self, sequences: Sequence[Sequence[int]], vision: Sequence[dict],
+                             own: int = 1) -> int:
+        """How many leading tokens every sequence shares, when that is worth computing once: at
+        least :data:`MIN_SHARED_PREFIX` tokens, more than one row, no images, and sharing on.
+        Each sequence keeps at least ``own`` tokens of its own (those whose logits are read).
+        0 means "do not share"."""
+        if not self.share_prefix or len(sequences) < 2 or any(vision):
+            return 0
+        first, shortest = sequences[0], min(len(s) for s in sequences)
+        n = 0
+        while n < shortest - own and all(s[n] == first[n] for s in sequences):
+            n += 1
+        return n if n >= MIN_SHARED_PREFIX else 0
+
+    def _prefix_forward(self, sequences: Sequence[Sequence[int]], vision: Sequence[dict], logits_to_keep: int,
+                        use_cache: bool) -> tuple[Any, EncodedBatch]:
+        """The first forward pass over left-padded ``sequences``. With a shared prefix of ``P`` tokens
+        (see :meth:`shared_prefix_length`) the prefix runs once, its keys and values are repeated for
+        every row, and the rows' own tokens run after it, laid out ``[prefix | padding | own tokens]``
+        with positions counted over real tokens: the same attention, positions and logits as the
+        unshared pass, to float error. Gradients flow into the prefix from every row."""
+        shared = self.shared_prefix_length(sequences, vision, own=logits_to_keep)
+        if not shared:
+            batch = self.batch(sequences, vision)
+            return self._forward(batch, logits_to_keep=logits_to_keep, use_cache=use_cache), batch
+        prefix = self.batch([list(sequences[0][:shared])], [{}])
+        cache = _cache_of(self._forward(prefix, logits_to_keep=1, use_cache=True))
+        cache.batch_repeat_interleave(len(sequences))
+        rest = self.batch([list(s[shared:]) for s in sequences], [{} for _ in sequences])
+        rest.position_ids = rest.position_ids + shared
+        rest.attention_mask = torch.cat([torch.ones_like(rest.attention_mask[:, :1]).expand(-1, shared),
+                                         rest.attention_mask], dim=1)
+        return self._forward(rest, logits_to_keep=logits_to_keep, cache=cache, use_cache=True), rest
+
     def _generate_batch(self, ids, vision, sampling: SamplingParams, generator) -> list[Completion]:
-        batch = self.batch(ids, vision)
         size = len(ids)
         temperature = sampling.logprob_temperature
         tokens: list[list[int]] = [[] for _ in range(size)]
         logprobs: list[list[float]] = [[] for _ in range(size)]
         finish = [""] * size
         stop_tail = max((len(s) for s in sampling.stop), default=0) + 8
-        output = self._forward(batch, logits_to_keep=1)
+        output, batch = self._prefix_forward(ids, vision, logits_to_keep=1, use_cache=True)
         next_pos = batch.position_ids[..., -1:] + 1
         mask = batch.attention_mask
         for step in range(sampling.max_new_tokens):
@@ -260,9 +299,8 @@ class TransformersPolicy:
         the batch), under the caller's grad mode. ``vision``: per-row vision inputs from :meth:`encode`."""
         vision = list(vision) if vision is not None else [{} for _ in prompt_ids]
         sequences = [list(p) + list(c) for p, c in zip(prompt_ids, completions, strict=True)]
-        batch = self.batch(sequences, vision)
         keep = max(len(c) for c in completions) + 1
-        output = self._forward(batch, logits_to_keep=keep, use_cache=False)
+        output, batch = self._prefix_forward(sequences, vision, logits_to_keep=keep, use_cache=False)
         logits = output.logits[:, :-1, :].float() / temperature
         targets = batch.input_ids[:, -keep + 1:] if keep > 1 else batch.input_ids[:, :0]
         token_lp = torch.log_softmax(logits, dim=-1).gather(-1, targets[..., None])[..., 0]
