@@ -29,7 +29,7 @@ import sys
 import tokenize
 import types
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
@@ -51,7 +51,7 @@ _BOOT = (
     "conn = Connection(int(sys.argv[1]))\n"
     "path, main, payload = conn.recv()\n"
     "sys.path[:] = path\n"
-    "from seed_envs.vector.workers import serve\n"
+    "from {module} import {name} as serve\n"
     "serve(conn, payload, main)\n"
 )
 
@@ -110,11 +110,10 @@ def plan_launch(factories: Sequence[Any], context: str | None) -> LaunchPlan:
     return LaunchPlan(None, payload, main)
 
 
-def start_process(plan: LaunchPlan) -> tuple[Any, Connection]:
-    """Start one worker process; returns (process handle, the parent's end of its pipe)."""
+def start_process(plan: LaunchPlan, serve: Callable[..., None]) -> tuple[Any, Connection]:
+    """Start one worker process running ``serve`` (the worker loop); returns (process handle,
+    the parent's end of its pipe). The fresh-interpreter path names the loop in its boot code."""
     if plan.context is not None:
-        from seed_envs.vector.workers import serve
-
         ctx = mp.get_context(plan.context)
         parent, child = ctx.Pipe()
         process = ctx.Process(target=serve, args=(child, plan.payload, None), daemon=True)
@@ -124,7 +123,8 @@ def start_process(plan: LaunchPlan) -> tuple[Any, Connection]:
     parent_sock, child_sock = socket.socketpair()
     try:
         fd = child_sock.fileno()
-        command = [multiprocessing.spawn.get_executable(), *_interpreter_flags(), "-c", _BOOT, str(fd)]
+        boot = _BOOT.format(module=serve.__module__, name=serve.__qualname__)
+        command = [multiprocessing.spawn.get_executable(), *_interpreter_flags(), "-c", boot, str(fd)]
         popen = subprocess.Popen(command, pass_fds=(fd,), close_fds=True)
     except BaseException:
         parent_sock.close()

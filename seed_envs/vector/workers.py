@@ -210,7 +210,7 @@ class ProcessWorker:
         self._start()
 
     def _start(self) -> None:
-        self.process, self.conn = start_process(self.plan)
+        self.process, self.conn = start_process(self.plan, serve)
         self._ready = False
 
     def send(self, kind: str, items: Sequence[tuple]) -> None:
