@@ -39,8 +39,10 @@ def main() -> None:
     name, policy = load()
     policy.batch_size = args.batch
     builder = PromptBuilder(prompt_spec("alfworld"), style="think")
-    prompts = [builder.build("put a clean mug in coffeemachine.", "You see a cabinet 1. " * (5 + i), ["look"])
-               for i in range(args.batch)]
+    prompts = [
+        builder.build("put a clean mug in coffeemachine.", "You see a cabinet 1. " * (5 + i), ["look"])
+        for i in range(args.batch)
+    ]
     sampling = SamplingParams(temperature=1.0, max_new_tokens=args.new_tokens, seed=0)
     ids, _ = policy.encode(prompts)
     batch = policy.batch(ids, [{}] * len(ids))
@@ -50,9 +52,14 @@ def main() -> None:
 
     def baseline():
         with torch.inference_mode():
-            policy.model.generate(input_ids=batch.input_ids, attention_mask=batch.attention_mask, do_sample=True,
-                                  max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens,
-                                  pad_token_id=policy.pad_id)
+            policy.model.generate(
+                input_ids=batch.input_ids,
+                attention_mask=batch.attention_mask,
+                do_sample=True,
+                max_new_tokens=args.new_tokens,
+                min_new_tokens=args.new_tokens,
+                pad_token_id=policy.pad_id,
+            )
 
     token_ids = [c.token_ids for c in policy.generate(prompts, sampling=sampling)]
     sampling_times = median_rounds({"ours": ours, "generate": baseline}, args.repeats)
@@ -66,15 +73,18 @@ def main() -> None:
         sequences = [p + c for p, c in zip(ids, token_ids, strict=True)]
         full = policy.batch(sequences, [{}] * len(sequences))
         with torch.inference_mode():
-            logits = policy.model(input_ids=full.input_ids, attention_mask=full.attention_mask,
-                                  position_ids=full.position_ids).logits.float()
+            logits = policy.model(
+                input_ids=full.input_ids, attention_mask=full.attention_mask, position_ids=full.position_ids
+            ).logits.float()
             torch.log_softmax(logits, -1)
 
     scoring_times = median_rounds({"score": score, "full": full_forward}, args.repeats)
     t_score, t_full = scoring_times["score"], scoring_times["full"]
     print(f"model: {name}; batch {args.batch}; prompt tokens {sum(map(len, ids))}; new tokens {tokens}")
-    print(f"sampling: ours {t_ours:.2f} s ({tokens / t_ours:.1f} tok/s), model.generate {t_base:.2f} s; "
-          f"ratio ours/generate = {t_ours / t_base:.2f}")
+    print(
+        f"sampling: ours {t_ours:.2f} s ({tokens / t_ours:.1f} tok/s), model.generate {t_base:.2f} s; "
+        f"ratio ours/generate = {t_ours / t_base:.2f}"
+    )
     print(f"scoring: ours {t_score:.2f} s, full-logits forward {t_full:.2f} s; ratio = {t_score / t_full:.2f}")
 
 

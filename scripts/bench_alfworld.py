@@ -233,8 +233,13 @@ def format_table(results: dict[str, Any]) -> str:
     from seed_rl.tables import markdown_table
 
     headers = [
-        "setting", "games", "upstream reset", "ours reset: first ever / from disk / revisit (ratio to upstream)",
-        "upstream step", "ours step (ratio)", "mem/env ours vs upstream (MB, 2nd env)",
+        "setting",
+        "games",
+        "upstream reset",
+        "ours reset: first ever / from disk / revisit (ratio to upstream)",
+        "upstream step",
+        "ours step (ratio)",
+        "mem/env ours vs upstream (MB, 2nd env)",
     ]
     rows = [
         [

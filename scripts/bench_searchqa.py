@@ -72,9 +72,7 @@ def run_benchmark(quick: bool = False) -> dict:
 
     def raw_bm25s() -> None:
         for query in queries:
-            tokens = bm25s.tokenize(
-                [query], stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False
-            )
+            tokens = bm25s.tokenize([query], stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False)
             model.retrieve(tokens, corpus=passages, k=3, show_progress=False)
 
     def our_retriever() -> None:

@@ -1,6 +1,6 @@
 """Render one frame of each visual env into assets/envs/ (the pictures the README shows).
 
-    python scripts/render_samples.py
+python scripts/render_samples.py
 """
 
 from __future__ import annotations

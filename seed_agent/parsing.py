@@ -124,8 +124,7 @@ def parse_response(
     thinks = [b for b in blocks if b.name == "think" and b.end is not None]
     errors: list[str] = []
     if not actions:
-        return ParsedResponse(action=None, think=_content(text, thinks[0]) if thinks else None,
-                              errors=(MISSING_TAGS,))
+        return ParsedResponse(action=None, think=_content(text, thinks[0]) if thinks else None, errors=(MISSING_TAGS,))
     first = actions[0]
     if first.end is None:
         errors.append(UNCLOSED_TAG)
@@ -154,8 +153,9 @@ def _content(text: str, block: _Block) -> str:
     return text[block.start : block.end if block.end is not None else len(text)]
 
 
-def action_penalty(parsed: ParsedResponse, penalty: float = INVALID_ACTION_PENALTY,
-                   count_not_admissible: bool = True) -> float:
+def action_penalty(
+    parsed: ParsedResponse, penalty: float = INVALID_ACTION_PENALTY, count_not_admissible: bool = True
+) -> float:
     """The reward change for one reply: ``-penalty`` if it is invalid, else 0.
 
     With ``count_not_admissible=False`` only malformed replies are penalised, and a

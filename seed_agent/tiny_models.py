@@ -24,8 +24,15 @@ CHATML = (
     "{% endfor %}"
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
 )
-SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|image_pad|>",
-                  "<|vision_end|>", "<|video_pad|>"]
+SPECIAL_TOKENS = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|image_pad|>",
+    "<|vision_end|>",
+    "<|video_pad|>",
+]
 
 
 def _corpus() -> list[str]:
@@ -53,8 +60,12 @@ def tiny_tokenizer():
     raw = Tokenizer(models.BPE())
     raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     raw.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=SPECIAL_TOKENS,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=600,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     raw.train_from_iterator(_corpus(), trainer)
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, eos_token="<|im_end|>", pad_token="<|endoftext|>")
     tokenizer.chat_template = CHATML
@@ -66,10 +77,18 @@ def tiny_llama(seed: int = 0, max_positions: int = 4096):
 
     tokenizer = tiny_tokenizer()
     config = LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=max_positions,
-        initializer_range=0.3, pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
-        bos_token_id=None, tie_word_embeddings=False,
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=max_positions,
+        initializer_range=0.3,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=None,
+        tie_word_embeddings=False,
     )
     with torch.random.fork_rng():
         torch.manual_seed(seed)
@@ -85,26 +104,46 @@ def tiny_qwen_vl(seed: int = 0):
     vocab = tokenizer.get_vocab()
     config = Qwen2_5_VLConfig(
         text_config={
-            "vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
-            "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 4096,
+            "vocab_size": len(tokenizer),
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "max_position_embeddings": 4096,
             "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 1, 1]},
-            "initializer_range": 0.3, "tie_word_embeddings": False,
-            "bos_token_id": None, "eos_token_id": tokenizer.eos_token_id, "pad_token_id": tokenizer.pad_token_id,
+            "initializer_range": 0.3,
+            "tie_word_embeddings": False,
+            "bos_token_id": None,
+            "eos_token_id": tokenizer.eos_token_id,
+            "pad_token_id": tokenizer.pad_token_id,
         },
         vision_config={
-            "depth": 1, "hidden_size": 16, "intermediate_size": 32, "num_heads": 2, "out_hidden_size": 32,
-            "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2, "window_size": 56,
-            "fullatt_block_indexes": [0], "in_channels": 3,
+            "depth": 1,
+            "hidden_size": 16,
+            "intermediate_size": 32,
+            "num_heads": 2,
+            "out_hidden_size": 32,
+            "patch_size": 14,
+            "spatial_merge_size": 2,
+            "temporal_patch_size": 2,
+            "window_size": 56,
+            "fullatt_block_indexes": [0],
+            "in_channels": 3,
         },
-        image_token_id=vocab["<|image_pad|>"], video_token_id=vocab["<|video_pad|>"],
-        vision_start_token_id=vocab["<|vision_start|>"], vision_end_token_id=vocab["<|vision_end|>"],
-        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+        image_token_id=vocab["<|image_pad|>"],
+        video_token_id=vocab["<|video_pad|>"],
+        vision_start_token_id=vocab["<|vision_start|>"],
+        vision_end_token_id=vocab["<|vision_end|>"],
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
     )
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         model = Qwen2_5_VLForConditionalGeneration(config).eval()
-    image_processor = Qwen2VLImageProcessorPil(min_pixels=56 * 56, max_pixels=112 * 112, patch_size=14,
-                                            merge_size=2, temporal_patch_size=2)
+    image_processor = Qwen2VLImageProcessorPil(
+        min_pixels=56 * 56, max_pixels=112 * 112, patch_size=14, merge_size=2, temporal_patch_size=2
+    )
     return model, tokenizer, image_processor
 
 
@@ -114,7 +153,8 @@ def tiny_random_policy(seed: int = 0, *, vlm: bool = False, batch_size: int = 8)
 
     if vlm:
         model, tokenizer, image_processor = tiny_qwen_vl(seed)
-        return TransformersPolicy(model, tokenizer, image_processor=image_processor, batch_size=batch_size,
-                                  tokens_per_image=16)
+        return TransformersPolicy(
+            model, tokenizer, image_processor=image_processor, batch_size=batch_size, tokens_per_image=16
+        )
     model, tokenizer = tiny_llama(seed)
     return TransformersPolicy(model, tokenizer, batch_size=batch_size)

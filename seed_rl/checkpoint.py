@@ -60,11 +60,19 @@ def save_checkpoint(run_dir: Path, update: int, learner: Learner, state: dict[st
 
     target = checkpoint_dir(run_dir, update)
     with staged_dir(target, replace=True) as staging:
-        save_file({k: v.contiguous() for k, v in learner.trainable_state().items()},
-                  str(staging / "trainable.safetensors"))
+        save_file(
+            {k: v.contiguous() for k, v in learner.trainable_state().items()}, str(staging / "trainable.safetensors")
+        )
         torch.save(learner.optimizer.state_dict(), staging / "optimizer.pt")
-        torch.save({"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state(),
-                    "optimizer_steps": learner.optimizer_steps}, staging / "rng.pt")
+        torch.save(
+            {
+                "python": random.getstate(),
+                "numpy": np.random.get_state(),
+                "torch": torch.get_rng_state(),
+                "optimizer_steps": learner.optimizer_steps,
+            },
+            staging / "rng.pt",
+        )
         (staging / "state.json").write_text(json.dumps({"update": update, **state}, indent=1), encoding="utf-8")
     for _, old in list_checkpoints(run_dir)[:-keep]:
         shutil.rmtree(old, ignore_errors=True)

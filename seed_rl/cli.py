@@ -24,9 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="seed", description="Train and evaluate LLM agents with GRPO and SEED."
-    )
+    parser = argparse.ArgumentParser(prog="seed", description="Train and evaluate LLM agents with GRPO and SEED.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(subparsers)

@@ -118,12 +118,23 @@ class TrainConfig:
         for key, allowed in CHOICES.items():
             value = getattr(self, key)
             if value not in allowed:
-                raise ConfigError(f"{key}={value!r} is not allowed; {key} must be one of: "
-                                  + ", ".join(map(str, allowed)))
+                raise ConfigError(
+                    f"{key}={value!r} is not allowed; {key} must be one of: " + ", ".join(map(str, allowed))
+                )
         if not (self.model in ("smollm2", "tiny-random") or self.model.startswith("hf:")):
             raise ConfigError(f"model={self.model!r} is not allowed; model must be smollm2, tiny-random or hf:PATH")
-        positive = ("updates", "tasks_per_update", "group_size", "minibatches", "epochs", "token_budget",
-                    "max_new_tokens", "analyzer_max_new_tokens", "checkpoint_every", "keep_checkpoints")
+        positive = (
+            "updates",
+            "tasks_per_update",
+            "group_size",
+            "minibatches",
+            "epochs",
+            "token_budget",
+            "max_new_tokens",
+            "analyzer_max_new_tokens",
+            "checkpoint_every",
+            "keep_checkpoints",
+        )
         for key in positive:
             if getattr(self, key) < 1:
                 raise ConfigError(f"{key}={getattr(self, key)!r} is not allowed; {key} must be >= 1")
@@ -133,11 +144,14 @@ class TrainConfig:
         if self.temperature == 0:
             raise ConfigError("temperature=0 is not allowed for training; GRPO needs sampled groups (use > 0)")
         if self.minibatches > self.tasks_per_update * self.group_size:
-            raise ConfigError(f"minibatches={self.minibatches} exceeds the {self.tasks_per_update * self.group_size} "
-                              "trajectories of an update")
+            raise ConfigError(
+                f"minibatches={self.minibatches} exceeds the {self.tasks_per_update * self.group_size} "
+                "trajectories of an update"
+            )
         if self.split not in ("train", "valid_seen", "valid_unseen"):
-            raise ConfigError(f"split={self.split!r} is not allowed; split must be one of: train, valid_seen, "
-                              "valid_unseen")
+            raise ConfigError(
+                f"split={self.split!r} is not allowed; split must be one of: train, valid_seen, valid_unseen"
+            )
         return self
 
     @property
@@ -160,8 +174,9 @@ def config_path(name_or_path: str) -> Path:
     raise ConfigError(f"no config file {name_or_path!r}; shipped configs: {known}")
 
 
-def load_config(name_or_path: str | None = None, overrides: list[str] | tuple[str, ...] = (),
-                base: dict[str, Any] | None = None) -> TrainConfig:
+def load_config(
+    name_or_path: str | None = None, overrides: list[str] | tuple[str, ...] = (), base: dict[str, Any] | None = None
+) -> TrainConfig:
     """The config from a file (or the defaults), then ``base`` (a dict), then ``key=value`` overrides."""
     import yaml
 

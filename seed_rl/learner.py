@@ -105,8 +105,13 @@ class Learner:
             from peft import LoraConfig, get_peft_model
 
             settings = lora or LoraSettings()
-            config = LoraConfig(r=settings.rank, lora_alpha=settings.alpha, lora_dropout=settings.dropout,
-                                target_modules=list(settings.targets), bias="none")
+            config = LoraConfig(
+                r=settings.rank,
+                lora_alpha=settings.alpha,
+                lora_dropout=settings.dropout,
+                target_modules=list(settings.targets),
+                bias="none",
+            )
             self.peft_model = get_peft_model(model, config)  # injects the adapters into `model` itself
         else:
             self.peft_model = None
@@ -124,8 +129,11 @@ class Learner:
         self.optimizer_steps = 0
 
     # ------------------------------------------------------------ encoding
-    def encode(self, prompts: Sequence[ChatPrompt], images: Sequence[PromptImages | None] | None = None,
-               ) -> list[tuple[list[int], dict[str, torch.Tensor]]]:
+    def encode(
+        self,
+        prompts: Sequence[ChatPrompt],
+        images: Sequence[PromptImages | None] | None = None,
+    ) -> list[tuple[list[int], dict[str, torch.Tensor]]]:
         ids, vision = self.policy.encode(prompts, images)
         return list(zip(ids, vision, strict=True))
 
@@ -137,8 +145,9 @@ class Learner:
         return self.policy.context_length
 
     # ------------------------------------------------------------- scoring
-    def logprobs(self, rows: Sequence[ScoreRow], *, grad: bool, temperature: float = 1.0,
-                 reference: bool = False) -> list[torch.Tensor]:
+    def logprobs(
+        self, rows: Sequence[ScoreRow], *, grad: bool, temperature: float = 1.0, reference: bool = False
+    ) -> list[torch.Tensor]:
         """Per-token log-probs of each row's completion; ``reference`` scores under the KL reference.
 
         Without ``grad`` the result is detached. With ``grad`` the tensors carry the graph of
@@ -148,8 +157,12 @@ class Learner:
         mode = contextlib.nullcontext() if grad else torch.no_grad()
         with mode, self._scoring_model(reference) as policy, self._training_mode(grad):
             for batch in self.micro_batches(rows):
-                scored = policy.score_ids([rows[i].prompt_ids for i in batch], [rows[i].token_ids for i in batch],
-                                          [rows[i].vision for i in batch], temperature)
+                scored = policy.score_ids(
+                    [rows[i].prompt_ids for i in batch],
+                    [rows[i].token_ids for i in batch],
+                    [rows[i].vision for i in batch],
+                    temperature,
+                )
                 for i, lp in zip(batch, scored, strict=True):
                     out[i] = lp if grad else lp.detach()
         return [t if t is not None else torch.zeros(0) for t in out]
@@ -175,8 +188,9 @@ class Learner:
             with self.peft_model.disable_adapter():
                 yield self.policy
         elif self._reference_model is not None:
-            ref = TransformersPolicy(self._reference_model, self.policy.tokenizer,
-                                     image_processor=self.policy.image_processor)
+            ref = TransformersPolicy(
+                self._reference_model, self.policy.tokenizer, image_processor=self.policy.image_processor
+            )
             yield ref
         else:
             raise RuntimeError("this learner keeps no reference model (keep_reference=False)")

@@ -117,13 +117,33 @@ class Episode:
 
     def trajectory(self) -> Trajectory:
         """The episode as :mod:`seed_agent` reads it (the analyzer's input)."""
-        steps = [StepRecord(observation=row.observation, response=row.response, action=row.action,
-                            valid=row.valid, reward=row.reward, error=row.error, has_image=bool(row.images),
-                            expert_action=row.expert_action) for row in self.rows]
-        info = {"final_observation": self.final_observation, "expert_plan": self.expert_plan,
-                "task_type": self.start_info.get("task_type")}
-        return Trajectory(env=self.env_id, task=self.task, task_id=self.task_id, steps=steps, won=self.won,
-                          score=self.score, info=info)
+        steps = [
+            StepRecord(
+                observation=row.observation,
+                response=row.response,
+                action=row.action,
+                valid=row.valid,
+                reward=row.reward,
+                error=row.error,
+                has_image=bool(row.images),
+                expert_action=row.expert_action,
+            )
+            for row in self.rows
+        ]
+        info = {
+            "final_observation": self.final_observation,
+            "expert_plan": self.expert_plan,
+            "task_type": self.start_info.get("task_type"),
+        }
+        return Trajectory(
+            env=self.env_id,
+            task=self.task,
+            task_id=self.task_id,
+            steps=steps,
+            won=self.won,
+            score=self.score,
+            info=info,
+        )
 
 
 def group_starts(task_ids: Sequence[str], group_size: int) -> list[EpisodeStart]:
@@ -162,14 +182,24 @@ def run_episodes(
             return
         env_ids = [env for env, _ in chosen]
         specs = [starts[k] for _, k in chosen]
-        obs, start_infos = vec.reset(task_ids=[s.task_id for s in specs], env_ids=env_ids,
-                                     seeds=[s.seed for s in specs], options=[s.options for s in specs])
+        obs, start_infos = vec.reset(
+            task_ids=[s.task_id for s in specs],
+            env_ids=env_ids,
+            seeds=[s.seed for s in specs],
+            options=[s.options for s in specs],
+        )
         plans = vec.call("expert_plan", env_ids=env_ids) if want_plan else [None] * len(env_ids)
         for (env, k), o, info, plan in zip(chosen, obs, start_infos, plans, strict=True):
             running[env], observations[env], infos[env] = k, o, info
-            episodes[k] = Episode(index=k, group=starts[k].group, env_id=env_id, task_id=str(info.get("task_id", "")),
-                                  task=str(info.get("task", "")), start_info=info,
-                                  expert_plan=list(plan) if plan is not None else None)
+            episodes[k] = Episode(
+                index=k,
+                group=starts[k].group,
+                env_id=env_id,
+                task_id=str(info.get("task_id", "")),
+                task=str(info.get("task", "")),
+                start_info=info,
+                expert_plan=list(plan) if plan is not None else None,
+            )
             agent.reset(k, info, list(plan) if plan is not None else None)
 
     start_some(list(range(vec.num_envs)))
@@ -186,8 +216,9 @@ def run_episodes(
         for i, env in enumerate(live):
             episode = episodes[running[env]]
             assert episode is not None
-            row = _row(episode, decisions[i], observations[env], float(rewards[i]), step_infos[i], penalty,
-                       expert_actions[i])
+            row = _row(
+                episode, decisions[i], observations[env], float(rewards[i]), step_infos[i], penalty, expert_actions[i]
+            )
             episode.rows.append(row)
             observations[env], infos[env] = obs[i], step_infos[i]
             lost = step_infos[i].get("worker_failure")
@@ -210,8 +241,15 @@ def _next_expert_actions(vec: Any, env_ids: list[int]) -> list[str | None]:
     return [plan[0] if plan else None for plan in plans]
 
 
-def _row(episode: Episode, decision: AgentStep, observation: dict[str, Any], env_reward: float,
-         info: dict[str, Any], penalty: float, expert_action: str | None) -> StepRow:
+def _row(
+    episode: Episode,
+    decision: AgentStep,
+    observation: dict[str, Any],
+    env_reward: float,
+    info: dict[str, Any],
+    penalty: float,
+    expert_action: str | None,
+) -> StepRow:
     action_valid = bool(info.get("action_valid", True))
     reply_valid = decision.reply_valid
     valid = action_valid and reply_valid
@@ -221,13 +259,23 @@ def _row(episode: Episode, decision: AgentStep, observation: dict[str, Any], env
     if parsed is not None and parsed.errors:
         error = ",".join(parsed.errors)
     return StepRow(
-        episode=episode.index, group=episode.group, step=len(episode.rows) + 1,
-        observation=str(observation.get("text", "")), action=decision.action, response=decision.response,
-        reply_valid=reply_valid, action_valid=action_valid, env_reward=env_reward,
-        reward=env_reward - (0.0 if valid else penalty), info=info, prompt=decision.prompt,
+        episode=episode.index,
+        group=episode.group,
+        step=len(episode.rows) + 1,
+        observation=str(observation.get("text", "")),
+        action=decision.action,
+        response=decision.response,
+        reply_valid=reply_valid,
+        action_valid=action_valid,
+        env_reward=env_reward,
+        reward=env_reward - (0.0 if valid else penalty),
+        info=info,
+        prompt=decision.prompt,
         prompt_ids=list(completion.prompt_token_ids) if completion is not None else [],
         token_ids=list(completion.token_ids) if completion is not None else [],
         logprobs=list(completion.logprobs) if completion is not None else [],
-        images=tuple(decision.images), error=error, expert_action=expert_action,
+        images=tuple(decision.images),
+        error=error,
+        expert_action=expert_action,
         well_formed=parsed.well_formed if parsed is not None else None,
     )

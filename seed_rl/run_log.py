@@ -23,8 +23,15 @@ def read_metrics(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
 class RunLog:
     """Appends metrics; each line is flushed to disk before :meth:`write` returns."""
 
-    def __init__(self, run_dir: str | os.PathLike[str], *, tensorboard: bool = False, wandb: bool = False,
-                 wandb_project: str = "seed", config: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        run_dir: str | os.PathLike[str],
+        *,
+        tensorboard: bool = False,
+        wandb: bool = False,
+        wandb_project: str = "seed",
+        config: dict[str, Any] | None = None,
+    ) -> None:
         self.path = Path(run_dir) / METRICS_FILE
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._tb = None

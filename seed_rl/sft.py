@@ -72,8 +72,9 @@ class NoisyExpertAgent:
     def reset(self, slot: int, info: dict[str, Any], expert_plan: list[str] | None = None) -> None:
         pass
 
-    def act(self, slots: Sequence[int], observations: Sequence[dict[str, Any]],
-            infos: Sequence[dict[str, Any]]) -> list[AgentStep]:
+    def act(
+        self, slots: Sequence[int], observations: Sequence[dict[str, Any]], infos: Sequence[dict[str, Any]]
+    ) -> list[AgentStep]:
         steps = []
         for slot, info in zip(slots, infos, strict=True):
             expert = info.get("expert_action")  # the rollout loop's record_expert puts it there
@@ -95,10 +96,30 @@ class Stage1Data:
 
 def stage1_key(cfg: TrainConfig) -> str:
     """A hash of every setting that determines the Stage-1 adapter."""
-    keys = ("model", "env", "env_kwargs", "max_steps", "style", "one_shot", "temperature", "max_new_tokens",
-            "sft_source", "sft_tasks", "sft_rollouts", "sft_epochs", "sft_lr", "lora_rank", "lora_alpha",
-            "lora_targets", "dtype", "step_skills", "analyzer_prefill", "analyzer_max_new_tokens", "seed",
-            "token_budget")
+    keys = (
+        "model",
+        "env",
+        "env_kwargs",
+        "max_steps",
+        "style",
+        "one_shot",
+        "temperature",
+        "max_new_tokens",
+        "sft_source",
+        "sft_tasks",
+        "sft_rollouts",
+        "sft_epochs",
+        "sft_lr",
+        "lora_rank",
+        "lora_alpha",
+        "lora_targets",
+        "dtype",
+        "step_skills",
+        "analyzer_prefill",
+        "analyzer_max_new_tokens",
+        "seed",
+        "token_budget",
+    )
     blob = json.dumps({k: getattr(cfg, k) for k in keys}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -108,43 +129,67 @@ def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> d
     returns the report (parse rates before and after, pairs, seconds, whether it was cached)."""
     started = time.perf_counter()
     cache = cache_dir("stage1", stage1_key(cfg))
-    learner = Learner(policy, finetune="lora", lora=LoraSettings(cfg.lora_rank, cfg.lora_alpha,
-                                                                 tuple(cfg.lora_targets)),
-                      lr=cfg.sft_lr, token_budget=cfg.token_budget, keep_reference=False,
-                      gradient_checkpointing=cfg.gradient_checkpointing)
-    settings = AnalyzerSettings(max_new_tokens=cfg.analyzer_max_new_tokens, prefill=cfg.analyzer_prefill,
-                                step_skills=cfg.step_skills, visual=cfg.visual)
+    learner = Learner(
+        policy,
+        finetune="lora",
+        lora=LoraSettings(cfg.lora_rank, cfg.lora_alpha, tuple(cfg.lora_targets)),
+        lr=cfg.sft_lr,
+        token_budget=cfg.token_budget,
+        keep_reference=False,
+        gradient_checkpointing=cfg.gradient_checkpointing,
+    )
+    settings = AnalyzerSettings(
+        max_new_tokens=cfg.analyzer_max_new_tokens,
+        prefill=cfg.analyzer_prefill,
+        step_skills=cfg.step_skills,
+        visual=cfg.visual,
+    )
     if (cache / ADAPTER_FILE).is_file() and (cache / REPORT_FILE).is_file():
         from safetensors.torch import load_file
 
         learner.load_trainable_state(load_file(str(cache / ADAPTER_FILE)))
         report = json.loads((cache / REPORT_FILE).read_text(encoding="utf-8"))
         report["cached"] = True
-        print(f"Stage 1: adapter loaded from {cache} (parse rate {report['parse_rate_before']:.2f} -> "
-              f"{report['parse_rate_after']:.2f} when it was trained)", flush=True)
+        print(
+            f"Stage 1: adapter loaded from {cache} (parse rate {report['parse_rate_before']:.2f} -> "
+            f"{report['parse_rate_after']:.2f} when it was trained)",
+            flush=True,
+        )
     else:
         data = collect_stage1_data(cfg, policy)
         pairs = skill_pairs(cfg, data.train, settings)
         before = analyzer_parse_rate(policy, data.held_out, settings)
-        print(f"Stage 1: {len(pairs)} pairs from {len(data.train)} trajectories; analyzer parse rate before "
-              f"{before['parse_rate']:.2f} on {len(data.held_out)} held-out trajectories", flush=True)
+        print(
+            f"Stage 1: {len(pairs)} pairs from {len(data.train)} trajectories; analyzer parse rate before "
+            f"{before['parse_rate']:.2f} on {len(data.held_out)} held-out trajectories",
+            flush=True,
+        )
         losses = fit(learner, policy, pairs, cfg)
         after = analyzer_parse_rate(policy, data.held_out, settings)
         report = {
-            "pairs": len(pairs), "trajectories": len(data.train), "held_out": len(data.held_out),
+            "pairs": len(pairs),
+            "trajectories": len(data.train),
+            "held_out": len(data.held_out),
             "train_success": float(np.mean([e.won for e in data.train])) if data.train else 0.0,
-            "parse_rate_before": before["parse_rate"], "parse_rate_after": after["parse_rate"],
-            "mentions_before": before["mentions"], "mentions_after": after["mentions"],
-            "loss_first": losses[0] if losses else None, "loss_last": losses[-1] if losses else None,
-            "examples_after": after["examples"], "seconds": time.perf_counter() - started, "cached": False,
+            "parse_rate_before": before["parse_rate"],
+            "parse_rate_after": after["parse_rate"],
+            "mentions_before": before["mentions"],
+            "mentions_after": after["mentions"],
+            "loss_first": losses[0] if losses else None,
+            "loss_last": losses[-1] if losses else None,
+            "examples_after": after["examples"],
+            "seconds": time.perf_counter() - started,
+            "cached": False,
         }
         from safetensors.torch import save_file
 
         save_file({k: v.contiguous() for k, v in learner.trainable_state().items()}, str(cache / ADAPTER_FILE))
         atomic_write_text(cache / REPORT_FILE, json.dumps(report, indent=1))
-        print(f"Stage 1: analyzer parse rate {before['parse_rate']:.2f} -> {after['parse_rate']:.2f}, skills "
-              f"naming the trajectory's objects or actions {after['mentions']:.2f} ({report['seconds']:.0f} s)",
-              flush=True)
+        print(
+            f"Stage 1: analyzer parse rate {before['parse_rate']:.2f} -> {after['parse_rate']:.2f}, skills "
+            f"naming the trajectory's objects or actions {after['mentions']:.2f} ({report['seconds']:.0f} s)",
+            flush=True,
+        )
     policy.model = learner.peft_model.merge_and_unload()
     run_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_text(run_dir / REPORT_FILE, json.dumps(report, indent=1))
@@ -160,8 +205,15 @@ def collect_stage1_data(cfg: TrainConfig, policy: TransformersPolicy) -> Stage1D
     return Stage1Data(train, held_out)
 
 
-def _episodes(cfg: TrainConfig, policy: TransformersPolicy, builder: PromptBuilder, split: str, tasks: int,
-              rollouts: int, offset: int) -> list[Episode]:
+def _episodes(
+    cfg: TrainConfig,
+    policy: TransformersPolicy,
+    builder: PromptBuilder,
+    split: str,
+    tasks: int,
+    rollouts: int,
+    offset: int,
+) -> list[Episode]:
     kwargs = env_kwargs(cfg.env, split, cfg.visual, dict(cfg.env_kwargs))
     if cfg.max_steps:
         kwargs["max_episode_steps"] = cfg.max_steps
@@ -170,16 +222,34 @@ def _episodes(cfg: TrainConfig, policy: TransformersPolicy, builder: PromptBuild
     with make_vec(cfg.env, min(tasks * per_kind, 32), backend="sync", **kwargs) as vec:
         count = vec.call("task_count", split, env_ids=[0])[0] or 2**31 - 1
         indices = [int(i) for i in rng.choice(count, size=tasks, replace=count < tasks)]
-        starts = [EpisodeStart(options={"split": split, "index": i}, group=k)
-                  for k, i in enumerate(indices) for _ in range(per_kind)]
-        sampling = SamplingParams(temperature=cfg.temperature, max_new_tokens=cfg.max_new_tokens,
-                                  seed=cfg.seed * 31 + offset)
+        starts = [
+            EpisodeStart(options={"split": split, "index": i}, group=k)
+            for k, i in enumerate(indices)
+            for _ in range(per_kind)
+        ]
+        sampling = SamplingParams(
+            temperature=cfg.temperature, max_new_tokens=cfg.max_new_tokens, seed=cfg.seed * 31 + offset
+        )
         with torch.no_grad(), bar(2 * len(starts), f"stage 1 rollouts ({split})", cfg.progress) as progress:
-            own = run_episodes(vec, LLMAgent(policy, builder, sampling), starts, env_id=cfg.env,
-                               penalty=cfg.penalty, record_expert=True, on_episode_end=lambda _: progress.update(1))
+            own = run_episodes(
+                vec,
+                LLMAgent(policy, builder, sampling),
+                starts,
+                env_id=cfg.env,
+                penalty=cfg.penalty,
+                record_expert=True,
+                on_episode_end=lambda _: progress.update(1),
+            )
             noisy = NoisyExpertAgent(builder, NOISE_LEVELS, cfg.seed + offset)
-            expert = run_episodes(vec, noisy, starts, env_id=cfg.env, penalty=cfg.penalty, record_expert=True,
-                                  on_episode_end=lambda _: progress.update(1))
+            expert = run_episodes(
+                vec,
+                noisy,
+                starts,
+                env_id=cfg.env,
+                penalty=cfg.penalty,
+                record_expert=True,
+                on_episode_end=lambda _: progress.update(1),
+            )
     return own + expert
 
 
@@ -191,8 +261,9 @@ def skill_pairs(cfg: TrainConfig, episodes: Sequence[Episode], settings: Analyze
         if not cfg.sft_analyzer_url:
             raise ValueError("sft_source=external needs sft_analyzer_url (an OpenAI-compatible server)")
         url, _, model = cfg.sft_analyzer_url.partition("#")
-        skills, _ = write_skills(episodes, source="policy", settings=settings,
-                                 policy=HttpPolicy(url, model or "default"))
+        skills, _ = write_skills(
+            episodes, source="policy", settings=settings, policy=HttpPolicy(url, model or "default")
+        )
     else:
         skills = [annotate(e.trajectory(), e.expert_plan) for e in episodes]
     pairs = []
@@ -203,7 +274,7 @@ def skill_pairs(cfg: TrainConfig, episodes: Sequence[Episode], settings: Analyze
         target = skill_json(skill)
         if not target.startswith(prompt.prefill):
             raise ValueError(f"the skill JSON does not start with the analyzer prefill {prompt.prefill!r}")
-        pairs.append((prompt, target[len(prompt.prefill):]))
+        pairs.append((prompt, target[len(prompt.prefill) :]))
     return pairs
 
 
@@ -222,7 +293,7 @@ def fit(learner: Learner, policy: TransformersPolicy, pairs: list[tuple[Any, str
         for _ in range(cfg.sft_epochs):
             order = rng.permutation(len(rows))
             for start in range(0, len(order), PAIRS_PER_STEP):
-                chunk = [rows[i] for i in order[start:start + PAIRS_PER_STEP]]
+                chunk = [rows[i] for i in order[start : start + PAIRS_PER_STEP]]
                 total = sum(len(r.token_ids) for r in chunk)
                 value = 0.0
                 for batch in learner.micro_batches(chunk):
@@ -237,15 +308,18 @@ def fit(learner: Learner, policy: TransformersPolicy, pairs: list[tuple[Any, str
     return losses
 
 
-def analyzer_parse_rate(policy: TransformersPolicy, episodes: Sequence[Episode],
-                        settings: AnalyzerSettings) -> dict[str, Any]:
+def analyzer_parse_rate(
+    policy: TransformersPolicy, episodes: Sequence[Episode], settings: AnalyzerSettings
+) -> dict[str, Any]:
     """Greedy analysis of ``episodes``: the share that parses, the share naming the trajectory, examples."""
     with torch.no_grad():
         skills, report = write_skills(episodes, source="policy", settings=settings, policy=policy)
     parsed = [(e, s) for e, s in zip(episodes, skills, strict=True) if isinstance(s, Skill)]
     mentions = sum(mentions_trajectory(s, e.trajectory()) for e, s in parsed) / len(parsed) if parsed else 0.0
     examples = [s.episode_skill for _, s in parsed[:3]]
-    return {"parse_rate": report.parse_rate if report.analyzed else 0.0, "mentions": mentions, "examples": examples,
-            "failures": report.failures[:3]}
-
-
+    return {
+        "parse_rate": report.parse_rate if report.analyzed else 0.0,
+        "mentions": mentions,
+        "examples": examples,
+        "failures": report.failures[:3],
+    }

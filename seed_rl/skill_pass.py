@@ -57,9 +57,14 @@ class AnalyzerSettings:
         return SamplingParams(temperature=0.0, max_new_tokens=self.max_new_tokens, stop=stop)
 
     def prompt(self, episode: Episode) -> ChatPrompt:
-        return analyzer_prompt(episode.trajectory(), visual=self.visual, step_skills=self.step_skills,
-                               prefill=JSON_PREFILL if self.prefill else "",
-                               observation_chars=self.observation_chars, response_chars=self.response_chars)
+        return analyzer_prompt(
+            episode.trajectory(),
+            visual=self.visual,
+            step_skills=self.step_skills,
+            prefill=JSON_PREFILL if self.prefill else "",
+            observation_chars=self.observation_chars,
+            response_chars=self.response_chars,
+        )
 
 
 @dataclass
@@ -84,9 +89,13 @@ class SkillReport:
 
     def metrics(self) -> dict[str, float]:
         mean_tokens = sum(self.skill_tokens) / len(self.skill_tokens) if self.skill_tokens else float("nan")
-        return {"skill_parse_rate": self.parse_rate, "skill_mentions_trajectory": self.mention_rate,
-                "skill_tokens_mean": mean_tokens, "skills_analyzed": float(self.analyzed),
-                "analyzer_tokens_generated": float(self.generated_tokens)}
+        return {
+            "skill_parse_rate": self.parse_rate,
+            "skill_mentions_trajectory": self.mention_rate,
+            "skill_tokens_mean": mean_tokens,
+            "skills_analyzed": float(self.analyzed),
+            "analyzer_tokens_generated": float(self.generated_tokens),
+        }
 
 
 def write_skills(
@@ -114,8 +123,10 @@ def write_skills(
         prompts = [settings.prompt(episodes[i]) for i in chosen]
         images = None
         if settings.visual:
-            images = [analyzer_images(episodes[i].trajectory(), [r.images[0] if r.images else None
-                                                                  for r in episodes[i].rows]) for i in chosen]
+            images = [
+                analyzer_images(episodes[i].trajectory(), [r.images[0] if r.images else None for r in episodes[i].rows])
+                for i in chosen
+            ]
         completions = policy.generate(prompts, images=images, sampling=settings.sampling) if prompts else []
         for i, prompt, completion in zip(chosen, prompts, completions, strict=True):
             skills[i] = extract_skill(prompt.prefill + completion.text)
@@ -151,8 +162,9 @@ def add_to_library(library: SkillLibrary, episodes: Sequence[Episode], skills: S
     added = 0
     for episode, skill in zip(episodes, skills, strict=True):
         if isinstance(skill, Skill):
-            library.add(episode.task, skill, task_type=episode.start_info.get("task_type"), env=episode.env_id,
-                        won=episode.won)
+            library.add(
+                episode.task, skill, task_type=episode.start_info.get("task_type"), env=episode.env_id, won=episode.won
+            )
             added += 1
     return added
 
@@ -173,8 +185,7 @@ def teacher_prompts(
         for s, row in enumerate(episode.rows):
             if row.prompt is None or not row.token_ids:
                 continue
-            prompt, injected = inject_within_budget(row.prompt, skill, count_tokens, max_prompt_tokens,
-                                                    step=row.step)
+            prompt, injected = inject_within_budget(row.prompt, skill, count_tokens, max_prompt_tokens, step=row.step)
             if injected is not None:
                 out[(e, s)] = prompt
     return out
@@ -185,6 +196,8 @@ def low_parse_rate_warning(report: SkillReport, model: str) -> str | None:
     if report.analyzed == 0 or report.parse_rate >= LOW_PARSE_RATE:
         return None
     reasons = sorted(set(report.failures))[:2]
-    return (f"only {report.parsed}/{report.analyzed} analyses gave a parseable skill ({report.parse_rate:.0%}); "
-            f"OPD fires only on those. Cause: the analyzer ({model}) does not write the skill JSON "
-            f"(e.g. {'; '.join(reasons)}). Fix: run Stage 1 first (sft=true), or use a larger analyzer.")
+    return (
+        f"only {report.parsed}/{report.analyzed} analyses gave a parseable skill ({report.parse_rate:.0%}); "
+        f"OPD fires only on those. Cause: the analyzer ({model}) does not write the skill JSON "
+        f"(e.g. {'; '.join(reasons)}). Fix: run Stage 1 first (sft=true), or use a larger analyzer."
+    )

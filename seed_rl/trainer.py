@@ -117,34 +117,61 @@ class Trainer:
 
             self.stage1_report = run_stage1(cfg, self.policy, self.run_dir)
         self.learner = Learner(
-            self.policy, finetune=cfg.finetune,
+            self.policy,
+            finetune=cfg.finetune,
             lora=LoraSettings(cfg.lora_rank, cfg.lora_alpha, tuple(cfg.lora_targets)),
-            lr=cfg.lr, weight_decay=cfg.weight_decay, grad_clip=cfg.grad_clip, token_budget=cfg.token_budget,
-            gradient_checkpointing=cfg.gradient_checkpointing, keep_reference=cfg.kl_coef > 0,
+            lr=cfg.lr,
+            weight_decay=cfg.weight_decay,
+            grad_clip=cfg.grad_clip,
+            token_budget=cfg.token_budget,
+            gradient_checkpointing=cfg.gradient_checkpointing,
+            keep_reference=cfg.kl_coef > 0,
         )
         reserve = cfg.skill_reserve_tokens if cfg.algo == "seed" else 0
         self.max_prompt_tokens = self.learner.context_length - cfg.max_new_tokens
-        self.builder = PromptBuilder(prompt_spec(cfg.env), style=cfg.style, one_shot=cfg.one_shot, visual=cfg.visual,
-                                     count_tokens=self.learner.count_tokens,
-                                     max_prompt_tokens=self.max_prompt_tokens - reserve)
+        self.builder = PromptBuilder(
+            prompt_spec(cfg.env),
+            style=cfg.style,
+            one_shot=cfg.one_shot,
+            visual=cfg.visual,
+            count_tokens=self.learner.count_tokens,
+            max_prompt_tokens=self.max_prompt_tokens - reserve,
+        )
         kwargs = env_kwargs(cfg.env, cfg.split, cfg.visual, dict(cfg.env_kwargs))
         if cfg.max_steps:
             kwargs["max_episode_steps"] = cfg.max_steps
         n_envs = cfg.tasks_per_update * cfg.group_size
-        self.vec = make_vec(cfg.env, n_envs, workers=cfg.workers or None,
-                            backend="process" if cfg.workers else "sync", **kwargs)
+        self.vec = make_vec(
+            cfg.env, n_envs, workers=cfg.workers or None, backend="process" if cfg.workers else "sync", **kwargs
+        )
         self.task_count = self.vec.call("task_count", cfg.split, env_ids=[0])[0] or UNBOUNDED_TASKS
-        self.analyzer = AnalyzerSettings(max_new_tokens=cfg.analyzer_max_new_tokens, prefill=cfg.analyzer_prefill,
-                                         step_skills=cfg.step_skills, failed_only=cfg.failed_only,
-                                         visual=cfg.visual)
-        self.losses = LossSettings(clip_low=cfg.clip_low, clip_high=cfg.clip_high, kl_coef=cfg.kl_coef,
-                                   lambda_opd=cfg.lambda_opd if cfg.algo == "seed" else 0.0, beta_opd=cfg.beta_opd,
-                                   temperature=cfg.temperature, is_cap=cfg.is_cap, is_mode=cfg.is_mode,
-                                   correct_sampler=self.rescores)
+        self.analyzer = AnalyzerSettings(
+            max_new_tokens=cfg.analyzer_max_new_tokens,
+            prefill=cfg.analyzer_prefill,
+            step_skills=cfg.step_skills,
+            failed_only=cfg.failed_only,
+            visual=cfg.visual,
+        )
+        self.losses = LossSettings(
+            clip_low=cfg.clip_low,
+            clip_high=cfg.clip_high,
+            kl_coef=cfg.kl_coef,
+            lambda_opd=cfg.lambda_opd if cfg.algo == "seed" else 0.0,
+            beta_opd=cfg.beta_opd,
+            temperature=cfg.temperature,
+            is_cap=cfg.is_cap,
+            is_mode=cfg.is_mode,
+            correct_sampler=self.rescores,
+        )
         self.library = SkillLibrary()
         self.update_index = 0
-        self.log = RunLog(self.run_dir, tensorboard=cfg.tensorboard, wandb=cfg.wandb,
-                          wandb_project=cfg.wandb_project, config=cfg.to_dict())
+        self.log = RunLog(
+            self.run_dir,
+            tensorboard=cfg.tensorboard,
+            wandb=cfg.wandb,
+            wandb_project=cfg.wandb_project,
+            config=cfg.to_dict(),
+        )
         if resume:
             self._resume()
         self.warnings: list[str] = []
@@ -159,8 +186,10 @@ class Trainer:
             now = cfg.to_dict()
             changed = [k for k in now if k not in RESUMABLE_KEYS and before.get(k) != now[k]]
             if changed:
-                raise ConfigError(f"--resume: these keys differ from {saved}: {', '.join(changed)}; only "
-                                  f"{', '.join(RESUMABLE_KEYS)} may change when resuming")
+                raise ConfigError(
+                    f"--resume: these keys differ from {saved}: {', '.join(changed)}; only "
+                    f"{', '.join(RESUMABLE_KEYS)} may change when resuming"
+                )
         elif (self.run_dir / "metrics.jsonl").is_file():
             raise ConfigError(f"{self.run_dir} already holds a run; pass --resume to continue it, or another run_dir")
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -211,18 +240,28 @@ class Trainer:
         with timer("update"):
             total = sum(len(self.learner.micro_batches([r.score for r in batch.rows])) for _ in range(cfg.epochs))
             with bar(total, "update", cfg.progress) as progress:
-                stats = optimize(self.learner, batch.rows, self.losses, minibatches=cfg.minibatches,
-                                 epochs=cfg.epochs, rng=np.random.default_rng([cfg.seed, u, 1]),
-                                 on_micro_batch=lambda: progress.update(1))
+                stats = optimize(
+                    self.learner,
+                    batch.rows,
+                    self.losses,
+                    minibatches=cfg.minibatches,
+                    epochs=cfg.epochs,
+                    rng=np.random.default_rng([cfg.seed, u, 1]),
+                    on_micro_batch=lambda: progress.update(1),
+                )
         self.update_index += 1
         metrics = self.metrics(batch, stats, timer)
         self.log.write(metrics)
         self._log_skills(batch)
         if self.update_index % cfg.checkpoint_every == 0 or self.update_index == cfg.updates:
             with timer("checkpoint"):
-                save_checkpoint(self.run_dir, self.update_index, self.learner,
-                                {"metrics_lines": self.log.lines(), "library": self.library.to_rows()},
-                                keep=cfg.keep_checkpoints)
+                save_checkpoint(
+                    self.run_dir,
+                    self.update_index,
+                    self.learner,
+                    {"metrics_lines": self.log.lines(), "library": self.library.to_rows()},
+                    keep=cfg.keep_checkpoints,
+                )
         return metrics
 
     # ---------------------------------------------------------- 1. rollout
@@ -235,15 +274,29 @@ class Trainer:
 
     def rollout(self, u: int) -> list[Episode]:
         cfg = self.cfg
-        starts = [EpisodeStart(options={"split": cfg.split, "index": index}, group=k)
-                  for k, index in enumerate(self.tasks(u)) for _ in range(cfg.group_size)]
-        sampling = SamplingParams(temperature=cfg.temperature, top_p=cfg.top_p, max_new_tokens=cfg.max_new_tokens,
-                                  seed=(cfg.seed * 1_000_003 + u * 7_919) % 2**31)
+        starts = [
+            EpisodeStart(options={"split": cfg.split, "index": index}, group=k)
+            for k, index in enumerate(self.tasks(u))
+            for _ in range(cfg.group_size)
+        ]
+        sampling = SamplingParams(
+            temperature=cfg.temperature,
+            top_p=cfg.top_p,
+            max_new_tokens=cfg.max_new_tokens,
+            seed=(cfg.seed * 1_000_003 + u * 7_919) % 2**31,
+        )
         agent = LLMAgent(self.learner.policy, self.builder, sampling)
         record_expert = cfg.algo == "seed" and cfg.analyzer == "scripted"
         with torch.no_grad(), bar(len(starts), "rollout", cfg.progress) as progress:
-            return run_episodes(self.vec, agent, starts, env_id=cfg.env, penalty=cfg.penalty,
-                                record_expert=record_expert, on_episode_end=lambda _: progress.update(1))
+            return run_episodes(
+                self.vec,
+                agent,
+                starts,
+                env_id=cfg.env,
+                penalty=cfg.penalty,
+                record_expert=record_expert,
+                on_episode_end=lambda _: progress.update(1),
+            )
 
     # ------------------------------------------------- 3. hindsight skills
     def analyze(self, episodes: list[Episode], u: int) -> tuple[list[SkillResult | None], SkillReport]:
@@ -255,14 +308,19 @@ class Trainer:
         if cfg.analyzer == "scripted":
             skills, report = write_skills(episodes, source="scripted", settings=self.analyzer, count_tokens=count)
         elif cfg.skills == "static-library" and u >= cfg.library_updates:
-            skills, report = write_skills(episodes, source="library", settings=self.analyzer, library=self.library,
-                                          count_tokens=count)
+            skills, report = write_skills(
+                episodes, source="library", settings=self.analyzer, library=self.library, count_tokens=count
+            )
         else:
-            weights = self.learner.initial_weights() if cfg.analyzer == "frozen-initial" else (
-                contextlib.nullcontext(self.learner.policy))
+            weights = (
+                self.learner.initial_weights()
+                if cfg.analyzer == "frozen-initial"
+                else (contextlib.nullcontext(self.learner.policy))
+            )
             with weights as analyzer, torch.no_grad():
-                skills, report = write_skills(episodes, source="policy", settings=self.analyzer, policy=analyzer,
-                                              count_tokens=count)
+                skills, report = write_skills(
+                    episodes, source="policy", settings=self.analyzer, policy=analyzer, count_tokens=count
+                )
         if cfg.skills == "static-library" and u < cfg.library_updates:
             add_to_library(self.library, episodes, skills)
         warning = low_parse_rate_warning(report, cfg.model) if cfg.analyzer != "scripted" else None
@@ -281,20 +339,31 @@ class Trainer:
                 if not row.token_ids:
                     continue
                 sampler = torch.tensor(row.logprobs, dtype=torch.float32)
-                rows.append(TrainRow(episode=e, score=ScoreRow(ids, list(row.token_ids), vision),
-                                     old_logp=sampler, advantage=batch.advantages[e], sampler_logp=sampler))
+                rows.append(
+                    TrainRow(
+                        episode=e,
+                        score=ScoreRow(ids, list(row.token_ids), vision),
+                        old_logp=sampler,
+                        advantage=batch.advantages[e],
+                        sampler_logp=sampler,
+                    )
+                )
                 places.append((e, s))
         scores = [r.score for r in rows]
         if batch.skills and any(isinstance(s, Skill) for s in batch.skills):
             with timer("teacher"):
-                prompts = teacher_prompts(batch.episodes, batch.skills, count_tokens=self.learner.count_tokens,
-                                          max_prompt_tokens=self.max_prompt_tokens)
+                prompts = teacher_prompts(
+                    batch.episodes,
+                    batch.skills,
+                    count_tokens=self.learner.count_tokens,
+                    max_prompt_tokens=self.max_prompt_tokens,
+                )
                 chosen = [i for i, place in enumerate(places) if place in prompts]
                 teacher_rows = []
                 for i in chosen:
                     e, s = places[i]
                     step = batch.episodes[e].rows[s]
-                    (ids, vision), = self._encode([step], [prompts[(e, s)]])
+                    ((ids, vision),) = self._encode([step], [prompts[(e, s)]])
                     teacher_rows.append(ScoreRow(ids, list(step.token_ids), vision))
                 with bar(len(teacher_rows), "teacher", cfg.progress) as progress:
                     teacher = self.learner.logprobs(teacher_rows, grad=False, temperature=cfg.temperature)
@@ -365,10 +434,16 @@ class Trainer:
             for episode, skill in zip(batch.episodes, batch.skills, strict=True):
                 if skill is None:
                     continue
-                row = {"update": self.update_index - 1, "episode": episode.index, "task_id": episode.task_id,
-                       "won": episode.won, "parsed": isinstance(skill, Skill)}
+                row = {
+                    "update": self.update_index - 1,
+                    "episode": episode.index,
+                    "task_id": episode.task_id,
+                    "won": episode.won,
+                    "parsed": isinstance(skill, Skill),
+                }
                 row["skill" if isinstance(skill, Skill) else "reason"] = (
-                    skill.episode_skill if isinstance(skill, Skill) else skill.reason)
+                    skill.episode_skill if isinstance(skill, Skill) else skill.reason
+                )
                 handle.write(json.dumps(row) + "\n")
 
     def close(self) -> None:
@@ -386,5 +461,3 @@ def _truncate_jsonl(path: Path, keep: Any) -> None:
 def train(cfg: TrainConfig, *, resume: bool = False) -> list[dict[str, Any]]:
     """Run (or, with ``resume``, continue) a training run; returns the metrics of the updates run now."""
     return Trainer(cfg, resume=resume).run()
-
-

@@ -17,6 +17,8 @@ def format_transcript(episode: Episode, *, show_prompts: bool = False) -> str:
         lines.append(f"[action] {row.action!r}  reward={row.reward:g}  {status}")
     lines.append(f"[final observation]\n{episode.final_observation}")
     lost = f" lost={episode.lost['reason']!r}" if episode.lost else ""
-    lines.append(f"=== result: won={episode.won} score={episode.score:g} steps={len(episode.rows)} "
-                 f"return={episode.ret:g} invalid={episode.invalid_steps}{lost}")
+    lines.append(
+        f"=== result: won={episode.won} score={episode.score:g} steps={len(episode.rows)} "
+        f"return={episode.ret:g} invalid={episode.invalid_steps}{lost}"
+    )
     return "\n".join(lines)

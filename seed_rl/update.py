@@ -87,8 +87,9 @@ def optimize(
         for k, chunk in enumerate(minibatch_episodes(list(by_episode), minibatches, rng)):
             members = [i for e in chunk for i in by_episode[e]]
             first = epoch == 0 and k == 0  # scored by the pre-update weights: compare with the sampler
-            stats = _minibatch_step(learner, [rows[i] for i in members], settings, on_micro_batch,
-                                    gaps if first else None)
+            stats = _minibatch_step(
+                learner, [rows[i] for i in members], settings, on_micro_batch, gaps if first else None
+            )
             for key, value in stats.items():
                 totals[key].append(value)
     out = {key: float(np.mean(values)) for key, values in totals.items()}
@@ -99,8 +100,13 @@ def optimize(
     return out
 
 
-def _minibatch_step(learner: Learner, rows: list[TrainRow], s: LossSettings,
-                    on_micro_batch: Callable[[], None] | None, gaps: list[torch.Tensor] | None) -> dict[str, float]:
+def _minibatch_step(
+    learner: Learner,
+    rows: list[TrainRow],
+    s: LossSettings,
+    on_micro_batch: Callable[[], None] | None,
+    gaps: list[torch.Tensor] | None,
+) -> dict[str, float]:
     n_tokens = sum(r.tokens for r in rows)
     n_opd = sum(r.tokens for r in rows if r.skill_logp is not None)
     active = [r for r in rows if r.advantage != 0 or s.kl_coef > 0 or (r.skill_logp is not None and s.lambda_opd > 0)]
@@ -109,8 +115,11 @@ def _minibatch_step(learner: Learner, rows: list[TrainRow], s: LossSettings,
         micro = [active[i] for i in batch]
         logps = learner.logprobs([r.score for r in micro], grad=True, temperature=s.temperature)
         if gaps is not None:
-            gaps += [(lp.detach() - r.sampler_logp).abs() for lp, r in zip(logps, micro, strict=True)
-                     if r.sampler_logp is not None]
+            gaps += [
+                (lp.detach() - r.sampler_logp).abs()
+                for lp, r in zip(logps, micro, strict=True)
+                if r.sampler_logp is not None
+            ]
         loss, parts = _micro_loss(micro, logps, s, n_tokens, n_opd)
         loss.backward()
         for key, value in parts.items():
@@ -130,8 +139,9 @@ def _minibatch_step(learner: Learner, rows: list[TrainRow], s: LossSettings,
     return out
 
 
-def _micro_loss(micro: list[TrainRow], logps: list[torch.Tensor], s: LossSettings, n_tokens: int,
-                n_opd: int) -> tuple[torch.Tensor, dict[str, float]]:
+def _micro_loss(
+    micro: list[TrainRow], logps: list[torch.Tensor], s: LossSettings, n_tokens: int, n_opd: int
+) -> tuple[torch.Tensor, dict[str, float]]:
     """This micro-batch's share of the mini-batch loss, and its weighted statistics."""
     logp = torch.cat(logps)
     old = torch.cat([r.old_logp for r in micro]).to(logp.dtype)

@@ -21,9 +21,7 @@ from seed_envs.alfworld.dataset import generate_dataset
 SMALL_COUNTS = {"train": 6, "valid_seen": 6, "valid_unseen": 6}
 
 
-def dataset(
-    tmp_path_factory: pytest.TempPathFactory, difficulty: str, counts: dict[str, int], seed: int = 7
-) -> Path:
+def dataset(tmp_path_factory: pytest.TempPathFactory, difficulty: str, counts: dict[str, int], seed: int = 7) -> Path:
     root = tmp_path_factory.getbasetemp() / f"alfworld-{difficulty}-seed{seed}"
     generate_dataset(root, counts, difficulty=difficulty, seed=seed)
     return root

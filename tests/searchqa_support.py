@@ -12,9 +12,7 @@ WIKI18_SAMPLE = SHARED / "wiki18_sample_1000.jsonl"
 NQ_SAMPLE = SHARED / "nq_test_16.jsonl"
 SEARCHR1_CORPUS = SHARED / "searchr1_corpus_10.jsonl"
 
-needs_samples = pytest.mark.skipif(
-    not WIKI18_SAMPLE.is_file(), reason=f"real Search-R1 samples not found in {SHARED}"
-)
+needs_samples = pytest.mark.skipif(not WIKI18_SAMPLE.is_file(), reason=f"real Search-R1 samples not found in {SHARED}")
 
 
 @pytest.fixture(scope="session", autouse=False)

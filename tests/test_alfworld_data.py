@@ -92,12 +92,8 @@ def hand_root(tmp_path) -> Path:
     write_trial(root, "train", folder, "trial_no_game", "pick_and_place_simple", None)
     write_trial(root, "train", folder, "trial_unsolvable", "pick_and_place_simple", hand_game(solvable=False))
     write_trial(root, "train", folder, "trial_no_key", "pick_and_place_simple", hand_game(solvable=None))
-    write_trial(
-        root, "train", "pick_and_place_with_movable_recep-Mug-Bowl-Cabinet-1", "trial_m", "x", hand_game()
-    )
-    write_trial(
-        root, "train", "pick_clean_then_place_in_recep-AppleSliced-None-Fridge-1", "trial_s", "x", hand_game()
-    )
+    write_trial(root, "train", "pick_and_place_with_movable_recep-Mug-Bowl-Cabinet-1", "trial_m", "x", hand_game())
+    write_trial(root, "train", "pick_clean_then_place_in_recep-AppleSliced-None-Fridge-1", "trial_s", "x", hand_game())
     write_trial(
         root,
         "train",

@@ -187,7 +187,5 @@ def test_logic_cache_falls_back_to_full_parse():
     plain = grammar.replace("UNKNOWN GOAL", "put some mug on desk")
     no_task = grammar.replace("Your task is to: UNKNOWN GOAL.", "No task here.")
     for text in (odd, plain, no_task):
-        assert rule_texts(cache.game_logic(domain, text)) == rule_texts(
-            GameLogic(domain=domain, grammar=text)
-        )
+        assert rule_texts(cache.game_logic(domain, text)) == rule_texts(GameLogic(domain=domain, grammar=text))
     assert cache.full_parses == 3

@@ -128,10 +128,7 @@ def test_every_family_has_seen_and_unseen_goals():
     for family in vocab.TASK_TYPES:
         assert held_out[family], family
         for split in ("train", "valid_unseen"):
-            drawn = [
-                gen.draw_game(split, i * 6 + vocab.TASK_TYPES.index(family), "easy", seed=1)
-                for i in range(30)
-            ]
+            drawn = [gen.draw_game(split, i * 6 + vocab.TASK_TYPES.index(family), "easy", seed=1) for i in range(30)]
             assert any(d is not None for d in drawn), (family, split)
 
 
@@ -145,10 +142,7 @@ def test_difficulty_sets_room_size(difficulty, low, high):
         if drawn is not None:
             scene = drawn[0]
             sizes.append(len(scene.receptacles))
-            assert (
-                len({r.location for r in scene.receptacles} | {scene.agent_location})
-                == len(scene.receptacles) + 1
-            )
+            assert len({r.location for r in scene.receptacles} | {scene.agent_location}) == len(scene.receptacles) + 1
     assert sizes and min(sizes) >= low and max(sizes) <= high
     # Rooms are small enough for a two-receptacle fixture plus at least one more.
     assert max(sizes) > low or difficulty == "easy"
@@ -161,9 +155,7 @@ def test_goal_not_satisfied_at_start():
             continue
         scene, goal, _, _ = drawn
         if goal.parent_target:
-            starts = {
-                scene.receptacle(t.receptacle_id).type for t in scene.things if t.type == goal.object_target
-            }
+            starts = {scene.receptacle(t.receptacle_id).type for t in scene.things if t.type == goal.object_target}
             assert goal.parent_target not in starts
 
 

@@ -87,7 +87,7 @@ def test_base_rules_for_bad_calls(env_id):
     for bad in (None, 42, b"up", ["up"]):
         obs, reward, terminated, truncated, info = env.step(bad)
         assert info["action_valid"] is False and not terminated and "expected a string" in obs["text"]
-    obs, *_ , info = env.step("a" * (env.max_action_length + 1))
+    obs, *_, info = env.step("a" * (env.max_action_length + 1))
     assert info["action_valid"] is False and "limit" in obs["text"]
 
 

@@ -211,9 +211,7 @@ def test_no_import_cycle(graph):
 
 def test_layering(graph):
     _, edges = graph
-    wrong = [
-        e for e in edges if e.target.split(".")[0] in FORBIDDEN[e.source.split(".")[0]]
-    ]
+    wrong = [e for e in edges if e.target.split(".")[0] in FORBIDDEN[e.source.split(".")[0]]]
     assert not wrong, "imports against the layering:\n" + "\n".join(
         f"  {e.source} -> {e.target}  ({e.where()})" for e in wrong
     )

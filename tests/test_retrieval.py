@@ -83,8 +83,20 @@ def test_porter_departures_of_lucenes_stemmer():
     assert lucene_porter_departures("geologi") == "geologi"
     words = "nobly ably humbly terribly sensibly capably feebly doubly bly analogy apology logic geology ology"
     assert LuceneEnglishAnalyzer()(words) == [
-        "nobli", "abli", "humbl", "terribl", "sensibl", "capabl", "feebli", "doubli", "bly", "analog", "apolog",
-        "logic", "geologi", "ologi",
+        "nobli",
+        "abli",
+        "humbl",
+        "terribl",
+        "sensibl",
+        "capabl",
+        "feebli",
+        "doubli",
+        "bly",
+        "analog",
+        "apolog",
+        "logic",
+        "geologi",
+        "ologi",
     ]  # fmt: skip  (Lucene's own output)
 
 

@@ -163,7 +163,6 @@ def test_top_of_row_keeps_k_best_by_score_then_key():
             assert values.dtype == np.float32 and values.tolist() == row[expected].astype(np.float32).tolist()
 
 
-
 def test_top_of_row_sees_float32_ties_across_its_cuts():
     """Scores that differ in double but round to one float32 tie, and are ordered by key, even
     when they straddle the first cut (half the best score) or the k-th place."""

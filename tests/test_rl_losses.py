@@ -69,8 +69,9 @@ def test_ppo_clip_asymmetric_bounds_and_is_weights():
     logp = torch.tensor([math.log(1.25)], requires_grad=True)
     loss, _ = ppo_clip_loss(logp, torch.zeros(1), torch.ones(1), torch.ones(1), clip_low=0.2, clip_high=0.28)
     assert float(loss) == pytest.approx(-1.25)  # 1.25 < 1.28: not clipped
-    weighted, _ = ppo_clip_loss(logp, torch.zeros(1), torch.ones(1), torch.ones(1), clip_high=0.28,
-                                is_weights=torch.tensor([0.5]))
+    weighted, _ = ppo_clip_loss(
+        logp, torch.zeros(1), torch.ones(1), torch.ones(1), clip_high=0.28, is_weights=torch.tensor([0.5])
+    )
     assert float(weighted) == pytest.approx(-0.625)
 
 

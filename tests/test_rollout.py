@@ -91,8 +91,11 @@ def test_unparsed_replies_are_invalid_penalised_once_and_the_episode_goes_on():
 
     policy = Confused()
     with sokoban_vec(1) as vec:
-        episode = run_episodes(vec, LLMAgent(policy, PromptBuilder(prompt_spec("sokoban"), style="act")),
-                               [EpisodeStart(options={"split": "valid_unseen", "index": 0})])[0]
+        episode = run_episodes(
+            vec,
+            LLMAgent(policy, PromptBuilder(prompt_spec("sokoban"), style="act")),
+            [EpisodeStart(options={"split": "valid_unseen", "index": 0})],
+        )[0]
     assert len(episode.rows) == 15 and episode.truncated and not episode.won  # the env's time limit
     assert episode.invalid_steps == 15
     assert all("unclosed_tag" in row.error for row in episode.rows)  # the prefill opened <action>
@@ -119,8 +122,9 @@ def test_record_expert_gives_each_step_the_experts_next_action():
     with sokoban_vec(1) as vec:
         episode = run_episodes(vec, ScriptedAgent("random", seed=3), starts, record_expert=True)[0]
     trajectory = episode.trajectory()
-    assert all(step.expert_action in ("up", "down", "left", "right") for step in trajectory.steps[:-1] if
-               not episode.won)
+    assert all(
+        step.expert_action in ("up", "down", "left", "right") for step in trajectory.steps[:-1] if not episode.won
+    )
     assert trajectory.info["expert_plan"] and trajectory.info["expert_plan"][0] == trajectory.steps[0].expert_action
 
 
@@ -153,8 +157,9 @@ def test_llm_agent_with_a_tiny_model_and_images(tiny_vl_policy):
     builder = PromptBuilder(prompt_spec("ezpoints"), style="act", visual=True)
     agent = LLMAgent(tiny_vl_policy, builder, SamplingParams(max_new_tokens=6, seed=0))
     with make_vec("seed/EZPoints-v0", 2, backend="sync", observation_mode="both") as vec:
-        episodes = run_episodes(vec, agent, [EpisodeStart(options={"split": "valid_unseen", "index": i})
-                                             for i in range(2)])
+        episodes = run_episodes(
+            vec, agent, [EpisodeStart(options={"split": "valid_unseen", "index": i}) for i in range(2)]
+        )
     for episode in episodes:
         assert 1 <= len(episode.rows) <= 8
         assert all(len(row.images) == 1 for row in episode.rows)
@@ -184,8 +189,20 @@ def test_seed_play_with_a_saved_model_folder(tmp_path, tiny_llama_policy, capsys
     folder = tmp_path / "tiny"
     tiny_llama_policy.model.save_pretrained(folder)
     tiny_llama_policy.tokenizer.save_pretrained(folder)
-    code = main(["play", "--env", "seed/EZPoints-v0", "--policy", f"hf:{folder}", "--style", "act",
-                 "--max-new-tokens", "4", "--show-prompts"])
+    code = main(
+        [
+            "play",
+            "--env",
+            "seed/EZPoints-v0",
+            "--policy",
+            f"hf:{folder}",
+            "--style",
+            "act",
+            "--max-new-tokens",
+            "4",
+            "--show-prompts",
+        ]
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert "[prompt]" in out and "Your task is to:" in out and "parse rate" in out

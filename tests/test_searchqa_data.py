@@ -87,9 +87,7 @@ def test_named_datasets_map_to_flashrag_files(tmp_path):
         "musique/dev",
         "bamboogle/test",
     ]
-    assert qa_files_for("musique", "valid_unseen", tmp_path) == [
-        ("musique/dev", tmp_path / "musique" / "dev.jsonl")
-    ]
+    assert qa_files_for("musique", "valid_unseen", tmp_path) == [("musique/dev", tmp_path / "musique" / "dev.jsonl")]
     with pytest.raises(SearchDataError, match="no train split"):
         qa_files_for("popqa", "train", tmp_path)
     with pytest.raises(SearchDataError, match="unknown dataset 'nq2'"):
@@ -213,9 +211,7 @@ def test_expert_queries_retrieve_the_supporting_passages(tmp_path, seed_cache):
     for record in records:
         queries += record["metadata"]["search_queries"]
         wanted += record["metadata"]["supporting_ids"]
-    found = [
-        want in {d.id for d in docs} for want, docs in zip(wanted, retriever.search(queries, 3), strict=True)
-    ]
+    found = [want in {d.id for d in docs} for want, docs in zip(wanted, retriever.search(queries, 3), strict=True)]
     assert sum(found) / len(found) > 0.9
 
 
@@ -323,9 +319,7 @@ def test_cli_serves_a_retriever(seed_cache):
         banner = process.stdout.readline()
         assert banner.startswith("serving bm25s over") and "http://127.0.0.1:" in banner
         url = banner.split(" at ")[-1].strip()
-        request = urllib.request.Request(
-            url, data=b'{"queries": ["Evan Morris"], "topk": 1, "return_scores": true}'
-        )
+        request = urllib.request.Request(url, data=b'{"queries": ["Evan Morris"], "topk": 1, "return_scores": true}')
         with urllib.request.urlopen(request, timeout=30) as response:
             reply = json.loads(response.read())
         assert reply["result"][0][0]["document"]["id"] == "0"

@@ -62,9 +62,7 @@ def test_search_then_answer_with_expert(env):
     plan = env.unwrapped.expert_plan()
     assert plan[0].startswith("<search>") and plan[-1].startswith("<answer>")
     obs, reward, terminated, _, info = env.step(plan[0])
-    assert obs["text"].startswith("\n\n<information>Doc 1(Title: ") and obs["text"].endswith(
-        "</information>\n\n"
-    )
+    assert obs["text"].startswith("\n\n<information>Doc 1(Title: ") and obs["text"].endswith("</information>\n\n")
     assert obs["text"].count("\nDoc ") == 2  # topk 3
     assert (reward, terminated, info["turn"], info["action_valid"]) == (0.0, False, "search", True)
     assert len(info["doc_ids"]) == 3

@@ -231,9 +231,7 @@ def free_port() -> int:
 def test_dead_server_fails_fast_with_a_clear_error():
     client = HttpRetriever(f"http://127.0.0.1:{free_port()}", timeout=3)
     t0 = time.perf_counter()
-    with pytest.raises(
-        RetrieverUnavailable, match=r"no retrieval server answers at http://127\.0\.0\.1:\d+/retrieve"
-    ):
+    with pytest.raises(RetrieverUnavailable, match=r"no retrieval server answers at http://127\.0\.0\.1:\d+/retrieve"):
         client.search(["q"], 3)
     assert time.perf_counter() - t0 < 3
 

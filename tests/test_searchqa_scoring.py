@@ -106,9 +106,7 @@ def test_parse_turn():
 
 def test_information_block_format():
     docs = [Doc("1", '"Paris"\nParis is the capital.\nIt is big.'), Doc("2", "NoNewline")]
-    assert format_docs(docs) == (
-        'Doc 1(Title: "Paris") Paris is the capital.\nIt is big.\nDoc 2(Title: NoNewline) \n'
-    )
+    assert format_docs(docs) == ('Doc 1(Title: "Paris") Paris is the capital.\nIt is big.\nDoc 2(Title: NoNewline) \n')
     assert information_block(docs).startswith('\n\n<information>Doc 1(Title: "Paris") Paris')
     assert information_block(docs).endswith("Doc 2(Title: NoNewline)</information>\n\n")
     assert information_block([]) == "\n\n<information></information>\n\n"

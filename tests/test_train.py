@@ -21,8 +21,16 @@ from seed_rl.run_log import read_metrics  # noqa: E402
 from seed_rl.trainer import Trainer, train  # noqa: E402
 
 #: Small enough for CI: 2 tasks x 2 rollouts, episodes of at most 3 steps.
-TINY = ["model=tiny-random", "tasks_per_update=2", "group_size=2", "max_steps=3", "progress=false",
-        "max_new_tokens=8", "lr=0.01", "analyzer_max_new_tokens=16"]
+TINY = [
+    "model=tiny-random",
+    "tasks_per_update=2",
+    "group_size=2",
+    "max_steps=3",
+    "progress=false",
+    "max_new_tokens=8",
+    "lr=0.01",
+    "analyzer_max_new_tokens=16",
+]
 
 
 def config(tmp_path, *extra, name="run"):
@@ -86,8 +94,21 @@ def test_resume_continues_bit_for_bit(tmp_path):
 
 def test_resume_refuses_a_changed_config_and_a_fresh_start_refuses_an_existing_run(tmp_path, capsys):
     train(config(tmp_path, "updates=1"))
-    assert main(["train", "--config", "sokoban_grpo", *TINY, f"run_dir={tmp_path / 'run'}", "updates=2",
-                 "lr=0.5", "--resume"]) == 2
+    assert (
+        main(
+            [
+                "train",
+                "--config",
+                "sokoban_grpo",
+                *TINY,
+                f"run_dir={tmp_path / 'run'}",
+                "updates=2",
+                "lr=0.5",
+                "--resume",
+            ]
+        )
+        == 2
+    )
     assert "lr" in capsys.readouterr().err
     assert main(["train", "--config", "sokoban_grpo", *TINY, f"run_dir={tmp_path / 'run'}", "updates=2"]) == 2
     assert "--resume" in capsys.readouterr().err
@@ -97,11 +118,22 @@ def test_a_killed_run_resumes_with_no_update_lost(tmp_path):
     """SIGKILL the CLI once its first checkpoint exists (mid-way through update 2), then resume."""
     run = tmp_path / "killed"
     seed = ["algo=seed", "analyzer=scripted"]  # OPD moves the weights from update 1 on
-    command = [sys.executable, "-m", "seed_rl.cli", "train", "--config", "sokoban_grpo", *TINY, *seed,
-               f"run_dir={run}", "updates=3"]
+    command = [
+        sys.executable,
+        "-m",
+        "seed_rl.cli",
+        "train",
+        "--config",
+        "sokoban_grpo",
+        *TINY,
+        *seed,
+        f"run_dir={run}",
+        "updates=3",
+    ]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     try:
         deadline = time.time() + 300
         while not list_checkpoints(run) and time.time() < deadline and process.poll() is None:

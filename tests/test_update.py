@@ -40,8 +40,13 @@ class Captured:
         self.grads = []
 
     def __call__(self):
-        self.grads.append({n: p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p)
-                           for n, p in self.learner.model.named_parameters() if p.requires_grad})
+        self.grads.append(
+            {
+                n: p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p)
+                for n, p in self.learner.model.named_parameters()
+                if p.requires_grad
+            }
+        )
         self.learner.optimizer.zero_grad(set_to_none=True)
         return 0.0
 
@@ -69,8 +74,17 @@ def make_rows(learner, n=5, seed=0, with_skill=True):
             old = learner.logprobs([score], grad=False)[0]
             ref = learner.logprobs([score], grad=False, reference=True)[0]
         skill = old + torch.randn(len(tokens), generator=gen) if with_skill and i % 2 == 0 else None
-        rows.append(TrainRow(episode=i // 2, score=score, old_logp=old, advantage=float(i % 3) - 1.0,
-                             sampler_logp=old, ref_logp=ref, skill_logp=skill))
+        rows.append(
+            TrainRow(
+                episode=i // 2,
+                score=score,
+                old_logp=old,
+                advantage=float(i % 3) - 1.0,
+                sampler_logp=old,
+                ref_logp=ref,
+                skill_logp=skill,
+            )
+        )
     return rows
 
 
@@ -170,8 +184,10 @@ def test_generation_logprobs_are_the_learners_old_logprobs(learner):
     rows = [ScoreRow(c.prompt_token_ids, c.token_ids) for c in completions]
     for grad in (False, True):
         scored = learner.logprobs(rows, grad=grad)
-        gap = max(float((lp.detach() - torch.tensor(c.logprobs)).abs().max()) for lp, c in
-                  zip(scored, completions, strict=True))
+        gap = max(
+            float((lp.detach() - torch.tensor(c.logprobs)).abs().max())
+            for lp, c in zip(scored, completions, strict=True)
+        )
         assert gap < 1e-4
 
 

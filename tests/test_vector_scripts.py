@@ -129,14 +129,14 @@ def assert_fails_with(result: subprocess.CompletedProcess[str], *phrases: str) -
 
 
 def test_explicit_spawn_with_an_unguarded_script_fails_at_once(tmp_path):
-    code = PLAIN.replace('num_envs=4)', 'num_envs=4, context="spawn")')
+    code = PLAIN.replace("num_envs=4)", 'num_envs=4, context="spawn")')
     result = run_program("file", code, tmp_path)
     assert_fails_with(result, "context='spawn'", "line 3", 'if __name__ == "__main__":', "Leave context unset")
     assert "finished" not in result.stdout
 
 
 def test_explicit_forkserver_from_stdin_fails_at_once(tmp_path):
-    code = PLAIN.replace('num_envs=4)', 'num_envs=4, context="forkserver")')
+    code = PLAIN.replace("num_envs=4)", 'num_envs=4, context="forkserver")')
     assert_fails_with(run_program("stdin", code, tmp_path), "no script file", "Leave context unset")
 
 

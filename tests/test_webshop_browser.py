@@ -56,9 +56,7 @@ def test_browser_pages_equal_text_env_and_expert_wins(envs):
         obs, info = browser.reset(options={"split": "valid_seen", "index": index})
         expected, _ = text.reset(options={"split": "valid_seen", "index": index})
         assert obs["text"] == expected["text"]
-        assert (
-            obs["image"].shape == (384, 512, 3) and obs["image"].dtype == np.uint8 and obs["image"].std() > 0
-        )
+        assert obs["image"].shape == (384, 512, 3) and obs["image"].dtype == np.uint8 and obs["image"].std() > 0
         for action in browser.unwrapped.expert_plan():
             obs, reward, terminated, _, info = browser.step(action)
             expected, expected_reward, *_ = text.step(action)
@@ -72,9 +70,7 @@ def test_invalid_actions_and_a_crashed_browser(envs):
     browser.reset(options={"split": "valid_seen", "index": 2})
     before, *_ = browser.step("search[cap]")
     obs, reward, terminated, _, info = browser.step("click[not here]")
-    assert (
-        obs["text"] == before["text"] and info["action_valid"] is False and reward == 0.0 and not terminated
-    )
+    assert obs["text"] == before["text"] and info["action_valid"] is False and reward == 0.0 and not terminated
     group = browser.unwrapped._process_group
     assert chromium_processes(group)
     browser.unwrapped.driver.service.process.kill()  # the driver dies, and the browser is orphaned

@@ -26,9 +26,7 @@ def test_generate_writes_a_loadable_catalog(tmp_path, monkeypatch):
     from seed_envs.webshop.data import load_data
 
     monkeypatch.setenv("SEED_CACHE_DIR", str(tmp_path / "cache"))
-    assert (
-        run(["data", "webshop", "--generate", "--dir", str(tmp_path / "cat"), "--num-products", "120"]) == 0
-    )
+    assert run(["data", "webshop", "--generate", "--dir", str(tmp_path / "cat"), "--num-products", "120"]) == 0
     assert len(load_data(tmp_path / "cat").products) == 120
 
 
@@ -66,7 +64,5 @@ def test_download_falls_back_to_the_next_source(tmp_path, local_server, monkeypa
 def test_download_reports_every_failed_source(tmp_path, monkeypatch):
     monkeypatch.setitem(download.SOURCES, "items_human_ins.json", ("http://127.0.0.1:9/a.json",))
     monkeypatch.setenv(download.MIRROR_ENV, "http://127.0.0.1:9/mirror")
-    with pytest.raises(
-        download.DownloadError, match=r"(?s)127.0.0.1:9/a.json.*127.0.0.1:9/mirror/items_human_ins"
-    ):
+    with pytest.raises(download.DownloadError, match=r"(?s)127.0.0.1:9/a.json.*127.0.0.1:9/mirror/items_human_ins"):
         download.fetch_file("items_human_ins.json", tmp_path, timeout=5, log=lambda _: None)

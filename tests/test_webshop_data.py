@@ -40,9 +40,7 @@ def test_pricing_and_options_follow_the_benchmark_rules():
     assert parse_pricing("$10") == ([10.0], "$10.0")
     assert parse_pricing("$1,299.99") == ([1299.99], "$1299.99")
     assert parse_pricing("$5.5 - $9.99") == ([5.5, 9.99], "$5.5 to $9.99")
-    options, images = parse_options(
-        {"Color": [{"value": " Natural Black/Brown ", "image": "u"}], "Size": None}
-    )
+    options, images = parse_options({"Color": [{"value": " Natural Black/Brown ", "image": "u"}], "Size": None})
     assert options == {"color": ["natural black | brown"]}
     assert images == {"natural black | brown": "u"}
 
@@ -74,9 +72,7 @@ def test_synthetic_goals_cover_every_option_combination(data_dir):
         assert set(goal["goal_options"]) == set(product["options"])
         if goal["price_upper"] != 1_000_000:
             assert goal["price_upper"] > data.prices[goal["asin"]]
-            assert goal["instruction_text"].endswith(
-                f", and price lower than {goal['price_upper']:.2f} dollars"
-            )
+            assert goal["instruction_text"].endswith(f", and price lower than {goal['price_upper']:.2f} dollars")
 
 
 def test_goal_order_is_the_seed_233_shuffle_and_seed_moves_only_prices(data_dir):
@@ -185,14 +181,10 @@ def test_reward_parts_by_hand():
     # price 30 <= 40: 1.  Total (2 + 2 + 1) / (2 + 2 + 1) = 1
     result = purchase_reward(goal, product, {"color": "black", "size": "7.5 wide"}, type_matcher="lexicon")
     assert result.reward == 1.0
-    assert (
-        result.parts["r_att"] == 1.0 and result.parts["r_option"] == 1.0 and result.parts["r_price"] is True
-    )
+    assert result.parts["r_att"] == 1.0 and result.parts["r_option"] == 1.0 and result.parts["r_price"] is True
     assert result.parts["type_matcher"] == "lexicon-v1"
     # "jet black" normalises to "black" and matches; "x" matches nothing; 55 > 40
-    cheaper = purchase_reward(
-        goal, product, {"color": "jet black", "size": "x"}, price=55.0, type_matcher="lexicon"
-    )
+    cheaper = purchase_reward(goal, product, {"color": "jet black", "size": "x"}, price=55.0, type_matcher="lexicon")
     assert cheaper.reward == pytest.approx((2 + 1 + 0) / 5)
     assert cheaper.parts["r_price"] is False and cheaper.parts["w_price"] == pytest.approx(1 / 5)
 
@@ -208,9 +200,7 @@ def test_type_reward_thresholds():
     goal_long = _goal(name="Women Flat Sandals Summer Beach Party Shoes Girls Kids Slides Strap")
     parts = purchase_reward(goal_long, weak, {}, type_matcher="lexicon").parts
     assert parts["title_score"] == pytest.approx(1 / 11) and parts["r_type"] == 0.1
-    parts = purchase_reward(
-        _goal(name="Women Flat Sandals Summer Beach"), weak, {}, type_matcher="lexicon"
-    ).parts
+    parts = purchase_reward(_goal(name="Women Flat Sandals Summer Beach"), weak, {}, type_matcher="lexicon").parts
     assert parts["title_score"] == pytest.approx(1 / 5) and parts["r_type"] == 0.5
 
 

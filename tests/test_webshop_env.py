@@ -30,9 +30,7 @@ def data_dir(tmp_path_factory):
 
 def make(data_dir, **kwargs):
     kwargs.setdefault("type_matcher", "lexicon")
-    return gym.make(
-        "seed/WebShop-v0", data_dir=str(data_dir), attributes_file=str(REAL_ATTRIBUTE_FILE), **kwargs
-    )
+    return gym.make("seed/WebShop-v0", data_dir=str(data_dir), attributes_file=str(REAL_ATTRIBUTE_FILE), **kwargs)
 
 
 def is_webshop_action(action: str) -> bool:

@@ -45,9 +45,7 @@ def test_goals_prices_and_rewards_match_upstream(data_dir, seed, human_goals, mo
         goal = rng.choice(goals)
         asin = goal["asin"] if rng.random() < 0.4 else rng.choice(products)["asin"]
         product = by_asin[asin]
-        options = {
-            name: rng.choice(values) for name, values in product["options"].items() if rng.random() < 0.8
-        }
+        options = {name: rng.choice(values) for name, values in product["options"].items() if rng.random() < 0.8}
         if rng.random() < 0.3 and isinstance(goal["goal_options"], dict):
             options = dict(goal["goal_options"])
         expected, expected_parts = goal_module.get_reward(
@@ -89,9 +87,7 @@ def test_pages_clickables_and_rewards_match_upstream_text_env(data_dir):
     for _ in range(60):
         goal_index = rng.randrange(len(ours.goals))
         upstream.reset(session=goal_index)
-        session = Session(
-            ours, engine, ours.goals[goal_index], str(goal_index), random.Random(0), type_matcher=matcher
-        )
+        session = Session(ours, engine, ours.goals[goal_index], str(goal_index), random.Random(0), type_matcher=matcher)
         for _ in range(20):
             for mode in ("text", "text_rich"):
                 upstream.observation_mode = mode

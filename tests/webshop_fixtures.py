@@ -143,17 +143,13 @@ def make_products(attribute_file: Path, seed: int = 0, limit: int | None = None)
     return products
 
 
-def write_products(
-    directory: Path, seed: int = 0, limit: int | None = None, human: dict | None = None
-) -> Path:
+def write_products(directory: Path, seed: int = 0, limit: int | None = None, human: dict | None = None) -> Path:
     """Write ``items_shuffle_1000.json`` for the real attribute file's ASINs (+ an optional human file).
 
     The attribute file itself stays where it is; pass it to the loader by path.
     """
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "items_shuffle_1000.json").write_text(
-        json.dumps(make_products(REAL_ATTRIBUTE_FILE, seed, limit))
-    )
+    (directory / "items_shuffle_1000.json").write_text(json.dumps(make_products(REAL_ATTRIBUTE_FILE, seed, limit)))
     if human is not None:
         (directory / "items_human_ins.json").write_text(json.dumps(human))
     return directory
@@ -168,9 +164,7 @@ def make_human_instructions(products: list[dict], seed: int = 0) -> dict[str, li
         entries = []
         for k in range(rng.randint(0, 3)):
             words = product["name"].lower().split()
-            options = [
-                c["value"].lower() for c in (product["customization_options"] or {}).get("Color") or []
-            ][:1]
+            options = [c["value"].lower() for c in (product["customization_options"] or {}).get("Color") or []][:1]
             entries.append(
                 {
                     "asin": product["asin"],

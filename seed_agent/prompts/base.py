@@ -152,8 +152,14 @@ class PromptBuilder:
         turns = history.recent(self.history_length)
 
         def build(n_turns: int, observation_chars: int | None) -> ChatPrompt:
-            return self._prompt(task, observation, available_actions, history.next_step,
-                                turns[len(turns) - n_turns:] if n_turns else [], observation_chars)
+            return self._prompt(
+                task,
+                observation,
+                available_actions,
+                history.next_step,
+                turns[len(turns) - n_turns :] if n_turns else [],
+                observation_chars,
+            )
 
         if self.count_tokens is None or self.max_prompt_tokens is None:
             return build(len(turns), None)
@@ -194,18 +200,28 @@ class PromptBuilder:
             Section("task", task_line(task)),
         ]
         if turns:
-            sections.append(Section("history", (
-                f"Prior to this step, you have already taken {step - 1} step(s). Below are the most recent "
-                f"{len(turns)} observation(s) and the corresponding action(s) you took:\n"
-                + render_turns(_short_actions(turns), self.spec.history_observation_chars)
-            )))
+            sections.append(
+                Section(
+                    "history",
+                    (
+                        f"Prior to this step, you have already taken {step - 1} step(s). Below are the most recent "
+                        f"{len(turns)} observation(s) and the corresponding action(s) you took:\n"
+                        + render_turns(_short_actions(turns), self.spec.history_observation_chars)
+                    ),
+                )
+            )
         current = f"You are now at step {step} and your current observation is:\n{cut_text(observation, limit)}"
         if visual:
             current += f"\nThe current observation as an image: {IMAGE_PLACEHOLDER}"
         sections.append(Section("observation", current))
         if available_actions is not None:
-            sections.append(Section("actions", "Your admissible actions of the current situation are:\n"
-                                    + cut_text(_actions_text(available_actions), limit)))
+            sections.append(
+                Section(
+                    "actions",
+                    "Your admissible actions of the current situation are:\n"
+                    + cut_text(_actions_text(available_actions), limit),
+                )
+            )
         sections.append(Section("instruction", self.spec.instructions[self.style]))
         return tuple(sections)
 
@@ -213,8 +229,12 @@ class PromptBuilder:
     def _example_turns(self) -> tuple[Message, ...]:
         """The worked example as an earlier (user, assistant) exchange; built once per builder."""
         ex = self.spec.example
-        user = SECTION_SEPARATOR.join(s.text for s in self._sections(
-            ex.task, ex.observation, ex.available_actions, 1, [], self.spec.observation_chars, False))
+        user = SECTION_SEPARATOR.join(
+            s.text
+            for s in self._sections(
+                ex.task, ex.observation, ex.available_actions, 1, [], self.spec.observation_chars, False
+            )
+        )
         return example_turns([(user, self.reply(ex.action, think=ex.think, tag=ex.tag))])
 
     def reply(self, action: str, *, think: str = "", tag: str = "action") -> str:
@@ -227,13 +247,12 @@ class PromptBuilder:
         return text
 
 
-
 def task_line(task: str) -> str:
     """``Your task is to: <task>`` (without doubling the phrase when the task already has it)."""
     text = " ".join(task.split())
     prefix = "your task is to:"
     if text.lower().startswith(prefix):
-        text = text[len(prefix):].strip()
+        text = text[len(prefix) :].strip()
     return f"Your task is to: {text}"
 
 

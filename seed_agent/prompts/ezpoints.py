@@ -24,9 +24,7 @@ SPEC = EnvPromptSpec(
             "J, Q and K count as 10. Build the formula one token per step from 1-10, + and *, then "
             "choose = to submit it."
         ),
-        observation=(
-            "You added 5.\nCards: 5 of hearts and 7 of clubs (numbers 5, 7).\nCurrent formula: 5"
-        ),
+        observation=("You added 5.\nCards: 5 of hearts and 7 of clubs (numbers 5, 7).\nCurrent formula: 5"),
         available_actions=("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "+", "*", "="),
         think="5 + 7 = 12. The formula is 5, so the next token is +.",
         action="+",

@@ -25,7 +25,7 @@ def match_webshop_action(action: str, admissible: Sequence[str]) -> str | None:
     """
     normalized = normalize_action(action)
     if normalized.startswith("search[") and normalized.endswith("]"):
-        query = normalized[len("search["):-1].strip()
+        query = normalized[len("search[") : -1].strip()
         if not query or _PLACEHOLDER.search(query):
             return None
         if any(normalize_action(a).startswith("search[") for a in admissible):

@@ -39,7 +39,7 @@ FAILURE_REQUEST = (
 )
 STYLE_RULES = (
     "Write every skill as a direct instruction to the agent, in the second person and the imperative "
-    "(for example \"Before you ..., check ...\"; \"When you see ..., do ...\"). Do not narrate the "
+    '(for example "Before you ..., check ..."; "When you see ..., do ..."). Do not narrate the '
     "episode in the past tense. Keep the episode skill under 80 words and each step skill under 40 words."
 )
 #: What ``episode_skill`` must hold, by outcome (won -> text).
@@ -103,8 +103,9 @@ def analyzer_prompt(
         Section("style", STYLE_RULES),
         Section("instruction", request.replace("{episode_skill}", EPISODE_SKILL_WHAT[trajectory.won])),
     )
-    return ChatPrompt(system=ANALYZER_SYSTEM, sections=sections, prefill=prefill,
-                      meta={"env": trajectory.env, "analyzer": True})
+    return ChatPrompt(
+        system=ANALYZER_SYSTEM, sections=sections, prefill=prefill, meta={"env": trajectory.env, "analyzer": True}
+    )
 
 
 def analyzer_images(trajectory: Trajectory, images: list) -> list:

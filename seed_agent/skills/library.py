@@ -41,14 +41,16 @@ class SkillLibrary:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def add(self, task: str, skill: Skill, *, task_type: str | None = None, env: str = "",
-            won: bool = False) -> LibraryEntry:
+    def add(
+        self, task: str, skill: Skill, *, task_type: str | None = None, env: str = "", won: bool = False
+    ) -> LibraryEntry:
         entry = LibraryEntry(task=task, skill=skill, task_type=task_type, env=env, won=won)
         self.entries.append(entry)
         return entry
 
-    def retrieve(self, task: str, *, task_type: str | None = None, env: str | None = None,
-                 k: int = 1) -> list[LibraryEntry]:
+    def retrieve(
+        self, task: str, *, task_type: str | None = None, env: str | None = None, k: int = 1
+    ) -> list[LibraryEntry]:
         """The ``k`` best entries for ``task`` (fewer if the library is smaller)."""
         pool = [(i, e) for i, e in enumerate(self.entries) if env is None or e.env == env]
         if task_type is not None and any(e.task_type == task_type for _, e in pool):
@@ -84,10 +86,14 @@ class SkillLibrary:
         entries = []
         for row in rows:
             s = row["skill"]
-            skill = Skill(s["episode_skill"], s.get("episode_summary", ""),
-                          tuple((int(n), str(t)) for n, t in s.get("step_skills", ())))
-            entries.append(LibraryEntry(row["task"], skill, row.get("task_type"), row.get("env", ""),
-                                        bool(row.get("won", False))))
+            skill = Skill(
+                s["episode_skill"],
+                s.get("episode_summary", ""),
+                tuple((int(n), str(t)) for n, t in s.get("step_skills", ())),
+            )
+            entries.append(
+                LibraryEntry(row["task"], skill, row.get("task_type"), row.get("env", ""), bool(row.get("won", False)))
+            )
         return cls(entries)
 
 

@@ -35,9 +35,7 @@ DIFFICULTY_NAMES = tuple(DIFFICULTIES)
 
 
 def add_data_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--data-dir", help="where to put the release (default: $ALFWORLD_DATA or ~/.cache/alfworld)"
-    )
+    parser.add_argument("--data-dir", help="where to put the release (default: $ALFWORLD_DATA or ~/.cache/alfworld)")
     parser.add_argument("--force", action="store_true", help="overwrite files that are already there")
     parser.add_argument(
         "--precompile",
@@ -45,12 +43,8 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
         help="translate the games at --data-dir into the env's disk cache (no download)",
     )
     gen = parser.add_argument_group("offline generation")
-    gen.add_argument(
-        "--generate", type=int, metavar="N", help="generate N train games instead of downloading"
-    )
-    gen.add_argument(
-        "--difficulty", choices=DIFFICULTY_NAMES, default="full", help="room size (default: full)"
-    )
+    gen.add_argument("--generate", type=int, metavar="N", help="generate N train games instead of downloading")
+    gen.add_argument("--difficulty", choices=DIFFICULTY_NAMES, default="full", help="room size (default: full)")
     gen.add_argument("--seed", type=int, default=0, help="generator seed (default: 0)")
     gen.add_argument(
         "--valid-seen",
@@ -67,9 +61,7 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
     gen.add_argument(
         "--task-types", nargs="+", choices=vocab.TASK_TYPES, default=None, help="families (default: all 6)"
     )
-    gen.add_argument(
-        "--out", default=None, help="output directory (default: the env's cache for this setting)"
-    )
+    gen.add_argument("--out", default=None, help="output directory (default: the env's cache for this setting)")
     parser.add_argument("--workers", type=int, default=1, help="processes for --generate/--precompile (default: 1)")
 
 
@@ -104,8 +96,7 @@ def run_data(args: argparse.Namespace) -> int:
             root = download_release(args.data_dir, force=args.force, log=lambda m: print(m, file=sys.stderr))
         except DownloadError as error:
             print(f"error: {error}", file=sys.stderr)
-            print(f"This command needs internet access to GitHub; `{GENERATE_COMMAND}` works offline.",
-                  file=sys.stderr)
+            print(f"This command needs internet access to GitHub; `{GENERATE_COMMAND}` works offline.", file=sys.stderr)
             return 1
         print(f"ALFWorld data in {root}; use data_dir={str(root)!r} or export ALFWORLD_DATA={root}")
         return 0
@@ -117,9 +108,7 @@ def run_data(args: argparse.Namespace) -> int:
     counts = {
         "train": args.generate,
         "valid_seen": args.valid_seen if args.valid_seen is not None else _default_valid(args.generate, 140),
-        "valid_unseen": args.valid_unseen
-        if args.valid_unseen is not None
-        else _default_valid(args.generate, 134),
+        "valid_unseen": args.valid_unseen if args.valid_unseen is not None else _default_valid(args.generate, 134),
     }
     out = args.out or generated_root(args.difficulty, args.seed, task_types)
 

@@ -37,6 +37,7 @@ DATASET_DIRNAME = "json_2.1.1"
 DATA_COMMAND = "seed data alfworld"
 GENERATE_COMMAND = "seed data alfworld --generate N"
 
+
 @dataclass(frozen=True)
 class GameRecord:
     """One playable game: where its files are and what ``traj_data.json`` says of it."""
@@ -144,9 +145,7 @@ def collect_games(root: str | Path, split: str, task_types: Iterable[str] | None
         if not game["solvable"]:
             listing.skipped["unsolvable"] += 1
             continue
-        listing.games.append(
-            GameRecord(task_id=f"{split}/{relative}", task_type=task_type, game_file=game_file)
-        )
+        listing.games.append(GameRecord(task_id=f"{split}/{relative}", task_type=task_type, game_file=game_file))
     return listing
 
 

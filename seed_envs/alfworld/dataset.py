@@ -45,9 +45,7 @@ def generate_dataset(
     that many processes; the games are the same whatever the number of workers.
     """
     level = get_difficulty(difficulty)
-    source = GeneratedSource(
-        level.name, seed, task_types, counts={s: int(counts.get(s, 0)) for s in SPLITS}, root=root
-    )
+    source = GeneratedSource(level.name, seed, task_types, counts={s: int(counts.get(s, 0)) for s in SPLITS}, root=root)
     start = time.perf_counter()
     total = sum(source.counts.values())
     jobs: list[Job] = [

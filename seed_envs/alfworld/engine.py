@@ -387,11 +387,7 @@ class CachedPddlEnv(PddlEnv):
         state.raw = state.feedback
         for key in self._gathered_keys:
             value = prev[key]
-            state[key] = (
-                list(value)
-                if isinstance(value, list)
-                else (dict(value) if isinstance(value, dict) else value)
-            )
+            state[key] = list(value) if isinstance(value, list) else (dict(value) if isinstance(value, dict) else value)
         state["last_action"] = None
         state["_last_action"] = None
         if "walkthrough" in self.request_infos.extras:
@@ -463,9 +459,7 @@ def request_infos(expert: bool = False, facts: bool = False) -> textworld.EnvInf
     )
 
 
-def make_game_env(
-    infos: textworld.EnvInfos | None = None, cache: GameCache | None = None, cached: bool = True
-) -> Any:
+def make_game_env(infos: textworld.EnvInfos | None = None, cache: GameCache | None = None, cached: bool = True) -> Any:
     """The engine as alfworld plays it: ``AlfredInfos(AlfredDemangler(env, shuffle=False))``.
 
     ``cached=False`` gives upstream's plain ``PddlEnv`` (for comparisons).

@@ -92,13 +92,9 @@ DIFFICULTIES: dict[str, Difficulty] = {
         room_fixtures=False,
         closed_sources=False,
     ),
-    "easy": Difficulty(
-        "easy", receptacles=(3, 5), distractors=(0, 2), target_copies=(1, 1), max_plan_length=10
-    ),
+    "easy": Difficulty("easy", receptacles=(3, 5), distractors=(0, 2), target_copies=(1, 1), max_plan_length=10),
     "medium": Difficulty("medium", receptacles=(6, 12), distractors=(4, 10), target_copies=(1, 2)),
-    "full": Difficulty(
-        "full", receptacles=(15, 35), distractors=(20, 45), target_copies=(1, 3), scenery=(10, 25)
-    ),
+    "full": Difficulty("full", receptacles=(15, 35), distractors=(20, 45), target_copies=(1, 3), scenery=(10, 25)),
 }
 
 
@@ -206,9 +202,7 @@ def place_objects(scene: Scene, goal: TaskSpec, difficulty: Difficulty, rng: ran
         put(goal.toggle_target, holders(goal.toggle_target))
 
     pool = [
-        o
-        for o in vocab.ROOM_OBJECTS[scene.room]
-        if o != goal.object_target and o not in vocab.LAMPS and holders(o)
+        o for o in vocab.ROOM_OBJECTS[scene.room] if o != goal.object_target and o not in vocab.LAMPS and holders(o)
     ]
     for _ in range(rng.randint(*difficulty.distractors)):
         if not pool:
@@ -283,9 +277,7 @@ def draw_game(
     level = get_difficulty(difficulty)
     unseen = is_unseen_split(split)
     task_type = task_type_for(index, task_types)
-    rng = random.Random(
-        stable_seed("alfworld-game", GENERATOR_VERSION, seed, level.name, split, index, attempt)
-    )
+    rng = random.Random(stable_seed("alfworld-game", GENERATOR_VERSION, seed, level.name, split, index, attempt))
     room = rng.choice(sorted(vocab.TASK_ROOMS[task_type]))
     scene_num = rng.choice(scene_numbers(room, unseen))
     if level.room_fixtures:
@@ -300,9 +292,7 @@ def draw_game(
         return None
     goal = rng.choice(goals)
     if not level.room_fixtures:
-        scene = build_layout(
-            room, scene_num, level, goal_receptacles(goal, room, rng, level.closed_sources)
-        )
+        scene = build_layout(room, scene_num, level, goal_receptacles(goal, room, rng, level.closed_sources))
     scene = place_objects(scene, goal, level, rng)
     template = rng.choice(vocab.TASK_TEMPLATES[task_type])
     return scene, goal, template, rng

@@ -59,11 +59,7 @@ def room_receptacle_types(room: str) -> set[str]:
 def source_types(obj: str, types: Iterable[str], closed_sources: bool = True, exclude: str = "") -> list[str]:
     """Types among ``types`` where ``obj`` may start: holders of it other than ``exclude``,
     and, when ``closed_sources`` is off, only those that need no opening."""
-    return [
-        r
-        for r in vocab.holders_of(obj, types)
-        if r != exclude and (closed_sources or r not in vocab.OPENABLE)
-    ]
+    return [r for r in vocab.holders_of(obj, types) if r != exclude and (closed_sources or r not in vocab.OPENABLE)]
 
 
 def goals_for_types(
@@ -91,9 +87,7 @@ def goals_for_types(
     return goals
 
 
-def candidate_goals(
-    task_type: str, scene: Scene, unseen: bool, closed_sources: bool = True
-) -> list[TaskSpec]:
+def candidate_goals(task_type: str, scene: Scene, unseen: bool, closed_sources: bool = True) -> list[TaskSpec]:
     """Every goal of ``task_type`` that ``scene`` supports, on the split's side of the pairs."""
     return goals_for_types(task_type, scene.room, scene.receptacle_types(), unseen, closed_sources)
 

@@ -63,9 +63,7 @@ def _query(expression: str, context: dict) -> list[dict]:
     contexts = []
     for mapping in context["state"].all_assignments(parse_query(expression), context["mapping"]):
         new_context = textgen.copy_context(context)
-        new_context["variables"].update(
-            {ph.name: new_context["entity_infos"][var.name] for ph, var in mapping.items()}
-        )
+        new_context["variables"].update({ph.name: new_context["entity_infos"][var.name] for ph, var in mapping.items()})
         new_context["mapping"].update(mapping)
         contexts.append(new_context)
     return contexts
@@ -85,9 +83,7 @@ def _derive_list(symbol: Any) -> list[Any]:
     context = symbol.context
     inner = symbol.symbol
     inner.context = context
-    derivation = (
-        _derive_conditional(inner) if isinstance(inner, textgen.ConditionalSymbol) else inner.derive()
-    )
+    derivation = _derive_conditional(inner) if isinstance(inner, textgen.ConditionalSymbol) else inner.derive()
     return textgen.display_list(derivation, context)
 
 
@@ -100,9 +96,7 @@ class MemoGrammar(textgen.ContextSensitiveGrammar):
             raise textgen.CSGUnknownSymbolError(start)
         state, mapping = start.context["state"], start.context["mapping"]
         for rule in rules:
-            if not rule.condition or any(
-                True for _ in state.all_assignments(parse_query(rule.condition), mapping)
-            ):
+            if not rule.condition or any(True for _ in state.all_assignments(parse_query(rule.condition), mapping)):
                 break
         else:
             raise IndexError("list index out of range")  # upstream: rules[0] of an empty list

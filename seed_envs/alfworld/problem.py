@@ -201,9 +201,7 @@ def problem_text(scene: Scene, task: TaskSpec, problem_id: str) -> str:
     cool_at_start = [
         t
         for t in things
-        if t.type == task.object_target
-        and t.receptacle_id
-        and scene.receptacle(t.receptacle_id).type == "Fridge"
+        if t.type == task.object_target and t.receptacle_id and scene.receptacle(t.receptacle_id).type == "Fridge"
     ]
     sections: list[list[str]] = [
         [f"(receptacleType {mangle(r.object_id)} {r.type}Type)" for r in receptacles],
@@ -215,11 +213,7 @@ def problem_text(scene: Scene, task: TaskSpec, problem_id: str) -> str:
             if ot in vocab.RECEPTACLE_HOLDS[rt]
         ],
         [f"(pickupable {mangle(t.object_id)})" for t in things if t.type not in vocab.NOT_PICKUPABLE],
-        [
-            f"(isReceptacleObject {mangle(t.object_id)})"
-            for t in things
-            if t.type in vocab.MOVABLE_RECEPTACLES
-        ],
+        [f"(isReceptacleObject {mangle(t.object_id)})" for t in things if t.type in vocab.MOVABLE_RECEPTACLES],
         [f"(openable {mangle(r.object_id)})" for r in receptacles if r.type in vocab.OPENABLE],
         [f"(atLocation agent1 {mangle(scene.agent_location)})"],
         [f"(cleanable {mangle(t.object_id)})" for t in things if t.type in vocab.CLEANABLE],
@@ -229,11 +223,7 @@ def problem_text(scene: Scene, task: TaskSpec, problem_id: str) -> str:
         [f"(isCool {mangle(t.object_id)})" for t in cool_at_start],
         [f"(toggleable {mangle(t.object_id)})" for t in things if t.type in vocab.TOGGLEABLE],
         [f"(sliceable {mangle(t.object_id)})" for t in things if t.type in vocab.SLICEABLE],
-        [
-            f"(inReceptacle {mangle(t.object_id)} {mangle(t.receptacle_id)})"
-            for t in things
-            if t.receptacle_id
-        ],
+        [f"(inReceptacle {mangle(t.object_id)} {mangle(t.receptacle_id)})" for t in things if t.receptacle_id],
         [f"(receptacleAtLocation {mangle(r.object_id)} {mangle(r.location)})" for r in receptacles],
         [f"(objectAtLocation {mangle(t.object_id)} {mangle(t.location)})" for t in things],
     ]

@@ -116,9 +116,7 @@ class GeneratedSource:
         self.seed = int(seed)
         self.task_types = vocab.check_task_types(task_types) if task_types else vocab.TASK_TYPES
         self.counts = dict(DEFAULT_COUNTS if counts is None else counts)
-        self.root = (
-            Path(root) if root is not None else generated_root(self.difficulty, self.seed, self.task_types)
-        )
+        self.root = Path(root) if root is not None else generated_root(self.difficulty, self.seed, self.task_types)
         #: (split, index) -> directory (under ``json_2.1.1``) of the games this source has found or made.
         self._game_dirs: dict[tuple[str, int], str] = {}
 

@@ -327,9 +327,7 @@ def family_objects(task_type: str, room: str) -> list[str]:
 
 def all_object_types() -> list[str]:
     """Every object type the generator may place, sorted."""
-    return sorted(
-        {o for objects in ROOM_OBJECTS.values() for o in objects} | set(LAMPS) | set(NOT_PICKUPABLE)
-    )
+    return sorted({o for objects in ROOM_OBJECTS.values() for o in objects} | set(LAMPS) | set(NOT_PICKUPABLE))
 
 
 def all_receptacle_types() -> list[str]:

@@ -70,8 +70,7 @@ class EZPointsEnv(SeedEnv):
     def _start_task(self, task_id: str, rng: np.random.Generator) -> TaskStart:
         split, index = parse_indexed_task_id(task_id, TASK_PREFIX)
         self.cards, self.formula, self.used_numbers = deal_for(split, index), [], []
-        return TaskStart(text=self._describe("New cards are dealt."), task=TASK, split=split,
-                         extra_info=self._extra())
+        return TaskStart(text=self._describe("New cards are dealt."), task=TASK, split=split, extra_info=self._extra())
 
     # --------------------------------------------------------------- play
     def _play(self, action: str) -> Transition:
@@ -117,8 +116,14 @@ class EZPointsEnv(SeedEnv):
             reward = UPSTREAM_PENALTY if self.upstream_penalties else 0.0
             shown = "not a valid formula" if value is None else str(value)
             message = f"Submitted {''.join(self.formula) or '(empty)'}: {shown}. That is not 12 using both cards."
-        return Transition(text=self._describe(message), reward=reward, terminated=True, won=won,
-                          score=1.0 if won else 0.0, extra_info=self._extra())
+        return Transition(
+            text=self._describe(message),
+            reward=reward,
+            terminated=True,
+            won=won,
+            score=1.0 if won else 0.0,
+            extra_info=self._extra(),
+        )
 
     def _available_actions(self) -> list[str] | None:
         return list(TOKENS)

@@ -43,8 +43,10 @@ def _draw_suit(draw: ImageDraw.ImageDraw, suit: str, cx: float, cy: float, r: fl
     lobe_y = cy - sign * 0.3 * r
     for dx in (-0.45 * r, 0.45 * r):
         draw.ellipse([cx + dx - b, lobe_y - b, cx + dx + b, lobe_y + b], fill=color)
-    draw.polygon([(cx - 0.93 * r, lobe_y + sign * 0.15 * r), (cx + 0.93 * r, lobe_y + sign * 0.15 * r),
-                  (cx, cy + sign * r)], fill=color)
+    draw.polygon(
+        [(cx - 0.93 * r, lobe_y + sign * 0.15 * r), (cx + 0.93 * r, lobe_y + sign * 0.15 * r), (cx, cy + sign * r)],
+        fill=color,
+    )
     if suit == "S":
         draw.polygon([(cx, cy), (cx - 0.3 * r, cy + 1.1 * r), (cx + 0.3 * r, cy + 1.1 * r)], fill=color)
 
@@ -54,8 +56,9 @@ def card_image(card: Card, width: int, height: int) -> Image.Image:
     """A face-up card: rank and suit in two corners, a large rank and suit in the middle."""
     img = Image.new("RGB", (width, height), FELT_RGB)
     d = ImageDraw.Draw(img)
-    d.rounded_rectangle([0, 0, width - 1, height - 1], radius=width // 10, fill=(250, 250, 245),
-                        outline=(60, 60, 60), width=2)
+    d.rounded_rectangle(
+        [0, 0, width - 1, height - 1], radius=width // 10, fill=(250, 250, 245), outline=(60, 60, 60), width=2
+    )
     color = RED if card.suit in "HD" else BLACK
     label = "10" if card.rank == "T" else card.rank
     corner = _font(max(12, width // 6))

@@ -224,9 +224,7 @@ def split_words(text: str) -> list[str]:
         bmp, full = unicode_patterns()
         words = (full if _SUPPLEMENTARY.search(text) else bmp).findall(text)
     if len(text) > MAX_TOKEN_LENGTH and max(map(len, words), default=0) > MAX_TOKEN_LENGTH:
-        words = [
-            word[i : i + MAX_TOKEN_LENGTH] for word in words for i in range(0, len(word), MAX_TOKEN_LENGTH)
-        ]
+        words = [word[i : i + MAX_TOKEN_LENGTH] for word in words for i in range(0, len(word), MAX_TOKEN_LENGTH)]
     if "'s" in text or "’s" in text or "＇s" in text:
         words = [word[:-2] if word[-2:] in _POSSESSIVES else word for word in words]
     return words
@@ -292,9 +290,7 @@ class LuceneEnglishAnalyzer:
 
     STEM_CACHE_SIZE = 200_000
 
-    def __init__(
-        self, stopwords: Iterable[str] | None = LUCENE_STOP_WORDS, stemmer: str | None = "porter"
-    ) -> None:
+    def __init__(self, stopwords: Iterable[str] | None = LUCENE_STOP_WORDS, stemmer: str | None = "porter") -> None:
         self.stopwords = frozenset(stopwords or ())
         self.stemmer_name = stemmer
         self._local = threading.local()
@@ -313,9 +309,7 @@ class LuceneEnglishAnalyzer:
             try:
                 import Stemmer
             except ImportError as error:
-                raise ImportError(
-                    "the Lucene English analyzer needs PyStemmer: pip install PyStemmer"
-                ) from error
+                raise ImportError("the Lucene English analyzer needs PyStemmer: pip install PyStemmer") from error
             # No PyStemmer cache: ours (a dict) is faster, and its cache slows down unseen words.
             stemmer = self._local.stemmer = Stemmer.Stemmer(self.stemmer_name, 0)
         return stemmer

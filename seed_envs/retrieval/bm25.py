@@ -188,8 +188,7 @@ class Bm25Index:
         """Each query's vocabulary ids; tokens absent from the documents are dropped."""
         vocab = self.vocab
         return [
-            np.fromiter((vocab[t] for t in self.analyzer(query) if t in vocab), dtype=np.int64)
-            for query in queries
+            np.fromiter((vocab[t] for t in self.analyzer(query) if t in vocab), dtype=np.int64) for query in queries
         ]
 
     def clauses(self, queries: Sequence[str]) -> list[list[tuple[int, int]]]:
@@ -323,9 +322,7 @@ def _texts_and_ids(documents: Documents, ids: list[str] | None) -> tuple[Iterato
     return texts(), pair_ids
 
 
-def _build(
-    documents: Documents, analyzer: LuceneEnglishAnalyzer, k1: float, b: float, ids: list[str] | None
-) -> _Built:
+def _build(documents: Documents, analyzer: LuceneEnglishAnalyzer, k1: float, b: float, ids: list[str] | None) -> _Built:
     """Index the documents with Lucene's statistics and float32 arithmetic (see the module docstring)."""
     bm25s = require_bm25s()
     vocab: dict[str, int] = {"": 0}  # bm25s's empty token, so its own query API takes any query

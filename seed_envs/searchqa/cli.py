@@ -42,9 +42,7 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
         "--datasets", default="all", help="comma-separated FlashRAG datasets, or 'all' (the 7 of Search-R1)"
     )
     parser.add_argument("--corpus", choices=("none", "wiki18"), default="none", help="also fetch a corpus")
-    parser.add_argument(
-        "--endpoint", default=None, help="hub address (default $HF_ENDPOINT or huggingface.co)"
-    )
+    parser.add_argument("--endpoint", default=None, help="hub address (default $HF_ENDPOINT or huggingface.co)")
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -53,9 +51,7 @@ def _generate(args: argparse.Namespace) -> int:
     config = replace(config, **changes)
     folder = generate_world(config, args.out) if args.out else ensure_world(config)
     manifest = json.loads((folder / "world.json").read_text())
-    print(
-        f"world {config.name}: {manifest['passages']} passages, questions {manifest['questions']} in {folder}"
-    )
+    print(f"world {config.name}: {manifest['passages']} passages, questions {manifest['questions']} in {folder}")
     return 0
 
 

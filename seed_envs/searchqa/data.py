@@ -138,9 +138,7 @@ def _answers(value: object, where: str) -> tuple[str, ...]:
     raise SearchDataError(f"{where}: 'golden_answers' must be a non-empty list of strings")
 
 
-def load_qa(
-    path: str | os.PathLike[str], source: str | None = None, command: str = DOWNLOAD_COMMAND
-) -> list[QARecord]:
+def load_qa(path: str | os.PathLike[str], source: str | None = None, command: str = DOWNLOAD_COMMAND) -> list[QARecord]:
     """Read a FlashRAG QA jsonl file. Malformed lines raise SearchDataError with the line number;
     a missing file raises MissingDataError naming ``command``."""
     path = Path(path)
@@ -157,11 +155,7 @@ def load_qa(
                 row = json.loads(line)
             except ValueError as error:
                 raise SearchDataError(f"{where}: not valid JSON ({error})") from None
-            if (
-                not isinstance(row, dict)
-                or not isinstance(row.get("question"), str)
-                or not row["question"].strip()
-            ):
+            if not isinstance(row, dict) or not isinstance(row.get("question"), str) or not row["question"].strip():
                 raise SearchDataError(f"{where}: expected an object with a non-empty 'question'")
             records.append(
                 QARecord(

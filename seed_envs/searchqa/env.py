@@ -69,9 +69,7 @@ class SearchQAEnv(SeedEnv):
         if isinstance(retriever, Retriever):
             self.retriever = retriever
         else:
-            self.retriever = shared_retriever(
-                retriever, self.source.corpus_path, **dict(retriever_options or {})
-            )
+            self.retriever = shared_retriever(retriever, self.source.corpus_path, **dict(retriever_options or {}))
         self.topk = check_topk(topk)
         self._record: QARecord | None = None
         self._searches = 0
@@ -160,9 +158,7 @@ class SearchQAEnv(SeedEnv):
             return None
         queries = self._record.metadata.get("search_queries") or [format_question(self._record.question)]
         remaining = list(queries)[min(self._searches, len(queries)) :]
-        return [f"<search> {q} </search>" for q in remaining] + [
-            f"<answer> {self._record.golden_answers[0]} </answer>"
-        ]
+        return [f"<search> {q} </search>" for q in remaining] + [f"<answer> {self._record.golden_answers[0]} </answer>"]
 
     @classmethod
     def prefetch_batch(cls, envs: Sequence[gym.Env], actions: Sequence[object]) -> None:

@@ -119,9 +119,7 @@ def world_config(name_or_config: str | WorldConfig) -> WorldConfig:
     return PRESETS[name_or_config]
 
 
-def ensure_world(
-    name_or_config: str | WorldConfig = "world", root: str | os.PathLike[str] | None = None
-) -> Path:
+def ensure_world(name_or_config: str | WorldConfig = "world", root: str | os.PathLike[str] | None = None) -> Path:
     """The folder of a generated world, generating it on first use (under the seed cache)."""
     config = world_config(name_or_config)
     if root is None:

@@ -158,9 +158,7 @@ class World:
         }
         for region in range(n_countries):
             name = self._unique(lambda: wt.syllable_word(rng, 2, 3) + wt.pick(rng, wt.COUNTRY_SUFFIXES))
-            currency = self._unique(
-                lambda: f"{wt.syllable_word(rng, 2, 2)} {wt.pick(rng, wt.CURRENCY_UNITS)}"
-            )
+            currency = self._unique(lambda: f"{wt.syllable_word(rng, 2, 2)} {wt.pick(rng, wt.CURRENCY_UNITS)}")
             language = self._unique(lambda: wt.syllable_word(rng, 1, 2) + wt.pick(rng, wt.LANGUAGE_SUFFIXES))
             self._add("country", name, region, currency=currency, language=language)
         for i in range(counts["city"]):
@@ -356,8 +354,7 @@ class World:
             phrase = wt.pick(self.rng, wt.RELATION_PHRASES[step]).format(x=phrase)
         question = wt.pick(self.rng, wt.FINAL_QUESTIONS[chain[-1]]).format(x=phrase)
         queries = [
-            f"{self.entities[e].name} {SEARCH_HINTS[step]}"
-            for e, step in zip(path[: len(chain)], chain, strict=True)
+            f"{self.entities[e].name} {SEARCH_HINTS[step]}" for e, step in zip(path[: len(chain)], chain, strict=True)
         ]
         return {
             "key": (">".join(chain), subject),

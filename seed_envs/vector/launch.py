@@ -266,7 +266,7 @@ def _check_mp_context(method: str) -> None:
         raise WorkerStartError(
             f"context={method!r} re-runs the main script {where} in each worker, and that script "
             f"creates this vector env at top level (line {line}, not under an "
-            "`if __name__ == \"__main__\":` guard), so every worker would start workers of its own. "
+            '`if __name__ == "__main__":` guard), so every worker would start workers of its own. '
             f"Leave context unset (the default launcher does not import the script), or {_GUARD_FIX}"
         )
 

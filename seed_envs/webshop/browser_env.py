@@ -173,9 +173,7 @@ class WebShopBrowserEnv(WebShopEnv):
                 driver.get(f"{self.base_url}/{self._session_id}/act?{query}")
                 return
             page = driver.find_element(By.TAG_NAME, "html")
-            driver.execute_script(
-                "arguments[0].value = arguments[1]; arguments[0].form.submit();", boxes[0], keywords
-            )
+            driver.execute_script("arguments[0].value = arguments[1]; arguments[0].form.submit();", boxes[0], keywords)
             WebDriverWait(driver, 15).until(expected_conditions.staleness_of(page))
 
         self._browse(operation)

@@ -29,9 +29,7 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="where to put the files (default: $WEBSHOP_DATA or the seed cache)",
     )
-    parser.add_argument(
-        "--generate", action="store_true", help="write a procedural catalog instead of downloading"
-    )
+    parser.add_argument("--generate", action="store_true", help="write a procedural catalog instead of downloading")
     parser.add_argument(
         "--num-products", type=int, default=None, help="products to generate (default 2000; with --generate)"
     )
@@ -62,9 +60,7 @@ def run_data(args: argparse.Namespace) -> int:
         generate_catalog(directory, count, args.seed)
         print(f"generated {count} products into {directory}; use WEBSHOP_DATA={directory}")
     else:
-        names = [
-            n for n in (FULL_FILES if args.full else SMALL_FILES) if not (args.no_human and "human" in n)
-        ]
+        names = [n for n in (FULL_FILES if args.full else SMALL_FILES) if not (args.no_human and "human" in n)]
         try:
             for name in names:
                 fetch_file(name, directory, mirrors=args.mirror)

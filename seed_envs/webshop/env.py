@@ -136,9 +136,7 @@ class WebShopEnv(SeedEnv):
         if not result.valid:
             if self.invalid_feedback:
                 text = f"Invalid action: {result.reason}.\n\n{text}"
-            return Transition(
-                text=text, action_valid=False, extra_info=self._extra({"invalid_reason": result.reason})
-            )
+            return Transition(text=text, action_valid=False, extra_info=self._extra({"invalid_reason": result.reason}))
         if result.done:
             return self._purchase_transition(text)
         return Transition(text=text, extra_info=self._extra({}))
@@ -194,9 +192,7 @@ class WebShopEnv(SeedEnv):
         if goal["asin"] not in found or not query:
             return None
         position = found.index(goal["asin"])
-        plan = (
-            [f"search[{query}]"] + ["click[next >]"] * (position // 10) + [f"click[{goal['asin'].lower()}]"]
-        )
+        plan = [f"search[{query}]"] + ["click[next >]"] * (position // 10) + [f"click[{goal['asin'].lower()}]"]
         for value in self._option_values(goal, product):
             plan.append(f"click[{value}]")
         plan.append("click[buy now]")

@@ -85,9 +85,7 @@ def _product(rng: random.Random, asin: str, kind: tuple) -> tuple[dict[str, Any]
         f"The {brand} {noun} is made for everyday use. It is {', '.join(attributes)}. "
         f"Designed by {brand}, it comes with a one-year warranty."
     )
-    bullets = [
-        f"{a.upper() if i == 0 else a.capitalize()}: a {noun} that is {a}." for i, a in enumerate(attributes)
-    ]
+    bullets = [f"{a.upper() if i == 0 else a.capitalize()}: a {noun} that is {a}." for i, a in enumerate(attributes)]
     record = {
         "asin": asin,
         "name": name,
@@ -134,19 +132,13 @@ def generate_catalog(
             record, product_attributes = _product(rng, asin, kind)
             handle.write(("," if index else "") + json.dumps(record))
             entry: dict[str, Any] = {"attributes": product_attributes}
-            instruction_attributes = rng.sample(
-                product_attributes, rng.randint(1, min(3, len(product_attributes)))
-            )
+            instruction_attributes = rng.sample(product_attributes, rng.randint(1, min(3, len(product_attributes))))
             if rng.random() < INSTRUCTION_SHARE:
                 entry["instruction"] = f"Find me {kind[2]} with {', '.join(instruction_attributes)}"
                 entry["instruction_attributes"] = instruction_attributes
             attributes[asin] = entry
             if rng.random() < INSTRUCTION_SHARE / 2:
-                values = [
-                    v["value"].lower()
-                    for vs in (record["customization_options"] or {}).values()
-                    for v in vs[:1]
-                ]
+                values = [v["value"].lower() for vs in (record["customization_options"] or {}).values() for v in vs[:1]]
                 human[asin] = [{
                     "asin": asin,
                     "instruction": f"i'm looking for a {noun} that is {' and '.join(instruction_attributes)}",

@@ -107,9 +107,7 @@ def _sub_page_nodes(session: Session) -> Iterable[Node]:
 def options_json(options: dict[str, str]) -> str:
     """Options as the done page prints them (sorted keys, HTML-safe JSON escapes)."""
     text = json.dumps(options, sort_keys=True)
-    return (
-        text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("'", "\\u0027")
-    )
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("'", "\\u0027")
 
 
 def _done_nodes(session: Session) -> Iterable[Node]:
@@ -121,19 +119,14 @@ def _done_nodes(session: Session) -> Iterable[Node]:
         " (Paste it in your MTurk interface.)",
     ]
     yield from ((t, "text") for t in fixed_before)
-    yield from (
-        (t, "text")
-        for t in ("Purchased", "asin", str(session.asin), "options", options_json(session.options))
-    )
+    yield from ((t, "text") for t in ("Purchased", "asin", str(session.asin), "options", options_json(session.options)))
     for label in ("attrs", "category", "query", "product category"):
         yield label, "text"
         yield "None", "text"
     for label in ("Target", "asin", "options", "attrs", "price upper", "instuction text", "category"):
         yield label, "text"
     yield from ((t, "text") for t in ("product category", "query", "Goal ", "None", "Reward"))
-    yield from (
-        (t, "text") for t in ("Your score (min 0.0, max 1.0)", str(reward), "Reward Details ", "None")
-    )
+    yield from ((t, "text") for t in ("Your score (min 0.0, max 1.0)", str(reward), "Reward Details ", "None"))
 
 
 def nodes_to_text(nodes: Iterable[Node]) -> str:

@@ -86,9 +86,7 @@ def attribute_matches(product: Mapping[str, Any], goal_attributes: Iterable[str]
     description = product["Description"].lower()
     matches = 0
     for wanted in goal_attributes:
-        fuzzy_hit = any(
-            fuzzy_token_set_ratio(have, wanted) > FUZZY_MATCH_THRESHOLD for have in product["Attributes"]
-        )
+        fuzzy_hit = any(fuzzy_token_set_ratio(have, wanted) > FUZZY_MATCH_THRESHOLD for have in product["Attributes"])
         if fuzzy_hit or wanted in title or wanted in features or wanted in description:
             matches += 1
     return matches
@@ -113,9 +111,7 @@ def resolve_price(product: Mapping[str, Any], price: float | None) -> float:
     pricing = product.get("pricing") or [100.0]
     if len(pricing) == 1:
         return float(pricing[0])
-    raise ValueError(
-        f"product {product.get('asin')!r} has a price range {pricing}; pass price= (the drawn price)"
-    )
+    raise ValueError(f"product {product.get('asin')!r} has a price range {pricing}; pass price= (the drawn price)")
 
 
 def purchase_reward(

@@ -49,9 +49,7 @@ class SearchEngine(Protocol):
 
 def product_document(product: Mapping[str, Any]) -> str:
     """The text the benchmark indexes for a product."""
-    option_text = ", and ".join(
-        f"{name}: {', '.join(values)}" for name, values in product.get("options", {}).items()
-    )
+    option_text = ", and ".join(f"{name}: {', '.join(values)}" for name, values in product.get("options", {}).items())
     bullets = product["BulletPoints"]
     first_bullet = bullets[0] if bullets else ""
     return " ".join([product["Title"], product["Description"], str(first_bullet), option_text]).lower()

@@ -56,19 +56,30 @@ def format_rows(rows: list[DemoRow]) -> str:
     for row in rows:
         eps = row.episodes
         steps = sum(len(e.rows) for e in eps)
-        table.append([
-            row.env_id + "".join(f" {k}={v}" for k, v in row.settings.items()),
-            row.agent,
-            len(eps),
-            proportion_ci(sum(e.won for e in eps), len(eps)).percent(),
-            str(mean_ci([sum(r.env_reward for r in e.rows) for e in eps])),
-            f"{steps / len(eps):.1f}",
-            f"{100 * sum(e.invalid_steps for e in eps) / max(steps, 1):.1f}",
-            sum(e.lost is not None for e in eps),
-            f"{steps / row.seconds:.0f}",
-        ])
-    headers = ["env", "agent", "episodes", "success % [95% CI]", "return [95% CI]", "steps/ep", "invalid %",
-               "lost", "env steps/s"]
+        table.append(
+            [
+                row.env_id + "".join(f" {k}={v}" for k, v in row.settings.items()),
+                row.agent,
+                len(eps),
+                proportion_ci(sum(e.won for e in eps), len(eps)).percent(),
+                str(mean_ci([sum(r.env_reward for r in e.rows) for e in eps])),
+                f"{steps / len(eps):.1f}",
+                f"{100 * sum(e.invalid_steps for e in eps) / max(steps, 1):.1f}",
+                sum(e.lost is not None for e in eps),
+                f"{steps / row.seconds:.0f}",
+            ]
+        )
+    headers = [
+        "env",
+        "agent",
+        "episodes",
+        "success % [95% CI]",
+        "return [95% CI]",
+        "steps/ep",
+        "invalid %",
+        "lost",
+        "env steps/s",
+    ]
     return markdown_table(headers, table)
 
 

@@ -15,24 +15,35 @@ from typing import Any
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     doc = (__doc__ or "").strip()
-    parser = subparsers.add_parser("play", help=doc.splitlines()[0], description=doc,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = subparsers.add_parser(
+        "play", help=doc.splitlines()[0], description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--env", required=True, help="env id, e.g. seed/Sokoban-v0")
-    parser.add_argument("--policy", default="random",
-                        help="random | expert | smollm2 | tiny-random | hf:PATH | vllm:PATH | http:URL")
+    parser.add_argument(
+        "--policy", default="random", help="random | expert | smollm2 | tiny-random | hf:PATH | vllm:PATH | http:URL"
+    )
     parser.add_argument("--split", default="valid_unseen", help="train, valid_seen or valid_unseen")
     parser.add_argument("--episodes", type=int, default=1)
     parser.add_argument("--start-index", type=int, default=0, help="index of the first task in the split")
-    parser.add_argument("--style", choices=("think", "act"), default=None,
-                        help="reply style (default: act for the tiny offline models, think otherwise)")
+    parser.add_argument(
+        "--style",
+        choices=("think", "act"),
+        default=None,
+        help="reply style (default: act for the tiny offline models, think otherwise)",
+    )
     parser.add_argument("--no-example", action="store_true", help="leave out the one-shot example turn")
     parser.add_argument("--visual", action="store_true", help="show the env's image to a VLM policy")
     parser.add_argument("--temperature", type=float, default=0.7)
     parser.add_argument("--max-new-tokens", type=int, default=256)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--show-prompts", action="store_true", help="print every prompt in full")
-    parser.add_argument("--env-arg", action="append", default=[], metavar="KEY=VALUE",
-                        help="extra keyword for gym.make (repeatable); values are parsed as Python literals")
+    parser.add_argument(
+        "--env-arg",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra keyword for gym.make (repeatable); values are parsed as Python literals",
+    )
     parser.set_defaults(func=run)
 
 
@@ -93,8 +104,10 @@ def run(args: argparse.Namespace) -> int:
     except ModelNotFetched as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    starts = [EpisodeStart(options={"split": args.split, "index": args.start_index + i}, seed=args.seed + i)
-              for i in range(args.episodes)]
+    starts = [
+        EpisodeStart(options={"split": args.split, "index": args.start_index + i}, seed=args.seed + i)
+        for i in range(args.episodes)
+    ]
     with make_vec(args.env, args.episodes, backend="sync", **kwargs) as vec:
         episodes = run_episodes(vec, agent, starts, env_id=args.env)
     for episode in episodes:

@@ -15,8 +15,9 @@ import sys
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     doc = (__doc__ or "").strip()
-    parser = subparsers.add_parser("train", help=doc.splitlines()[0], description=doc,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = subparsers.add_parser(
+        "train", help=doc.splitlines()[0], description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--config", default=None, help="a YAML file, or the name of a shipped config")
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides")
     parser.add_argument("--resume", action="store_true", help="continue the run in run_dir")
@@ -25,9 +26,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def summary_line(metrics: dict) -> str:
-    parts = [f"update {metrics['update']:>3}", f"success {metrics['success']:.2f}",
-             f"invalid {metrics['invalid_rate']:.2f}", f"len {metrics['episode_length']:.1f}",
-             f"signal {metrics['groups_with_signal']:.2f}", f"loss {metrics.get('loss', 0.0):+.4f}"]
+    parts = [
+        f"update {metrics['update']:>3}",
+        f"success {metrics['success']:.2f}",
+        f"invalid {metrics['invalid_rate']:.2f}",
+        f"len {metrics['episode_length']:.1f}",
+        f"signal {metrics['groups_with_signal']:.2f}",
+        f"loss {metrics.get('loss', 0.0):+.4f}",
+    ]
     if "gate_mean" in metrics:
         parts.append(f"gate {metrics['gate_mean']:.2f}")
     if "skill_parse_rate" in metrics:
@@ -56,8 +62,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     start = trainer.update_index
-    print(f"training {cfg.algo} on {cfg.env} with {cfg.model} in {cfg.run_dir} "
-          f"(updates {start + 1}..{cfg.updates})", flush=True)
+    print(
+        f"training {cfg.algo} on {cfg.env} with {cfg.model} in {cfg.run_dir} (updates {start + 1}..{cfg.updates})",
+        flush=True,
+    )
     try:
         while trainer.update_index < cfg.updates:
             print(summary_line(trainer.update()), flush=True)

@@ -63,18 +63,26 @@ def record(env: gym.Env, env_id: str, choose: Chooser, options: dict[str, Any]) 
     """
     observation, info = env.reset(options=options)
     plan = list(env.unwrapped.expert_plan() or [])
-    trajectory = Trajectory(env=env_id, task=info["task"], task_id=str(info.get("task_id", "")),
-                            info={"expert_plan": plan or None})
+    trajectory = Trajectory(
+        env=env_id, task=info["task"], task_id=str(info.get("task_id", "")), info={"expert_plan": plan or None}
+    )
     for number in range(1, MAX_STEPS + 1):
         expert = env.unwrapped.expert_plan()
         expert_action = expert[0] if expert else None
         action = choose(number, observation, info, expert_action, plan)
         next_observation, reward, terminated, truncated, info = env.step(action)
         valid = bool(info.get("action_valid", True))
-        trajectory.steps.append(StepRecord(
-            observation=observation["text"], response=action, action=action, valid=valid, reward=float(reward),
-            error="" if valid else "rejected by the env", expert_action=expert_action,
-        ))
+        trajectory.steps.append(
+            StepRecord(
+                observation=observation["text"],
+                response=action,
+                action=action,
+                valid=valid,
+                reward=float(reward),
+                error="" if valid else "rejected by the env",
+                expert_action=expert_action,
+            )
+        )
         observation = next_observation
         if terminated or truncated:
             break
@@ -137,8 +145,9 @@ def task(index: int) -> dict[str, Any]:
     return {"split": "train", "index": index}
 
 
-def find_episode(env: gym.Env, env_id: str, agent: Callable[[int], Chooser], won: bool,
-                 start: int = 0) -> tuple[int, Trajectory]:
+def find_episode(
+    env: gym.Env, env_id: str, agent: Callable[[int], Chooser], won: bool, start: int = 0
+) -> tuple[int, Trajectory]:
     """The first episode from task ``start`` on whose outcome is ``won``, and its task index."""
     for index in range(start, start + TRIES):
         trajectory = record(env, env_id, agent(index), task(index))
@@ -245,16 +254,18 @@ def expert_per_step(name: str, trajectory: Trajectory) -> list[str | None]:
         return [step.expert_action for step in trajectory.steps]
     plan, out = trajectory.info["expert_plan"] or [], []
     for i, step in enumerate(trajectory.steps):
-        followed = i < len(plan) and all(fold(s.action) == fold(a)
-                                         for s, a in zip(trajectory.steps[:i], plan, strict=False))
+        followed = i < len(plan) and all(
+            fold(s.action) == fold(a) for s, a in zip(trajectory.steps[:i], plan, strict=False)
+        )
         out.append(plan[i] if followed else step.expert_action)
     return out
 
 
 def divergence_step(name: str, trajectory: Trajectory) -> int:
     """The first invalid step or the first whose action differs from the expert's."""
-    for number, (step, expert) in enumerate(zip(trajectory.steps, expert_per_step(name, trajectory), strict=True),
-                                            start=1):
+    for number, (step, expert) in enumerate(
+        zip(trajectory.steps, expert_per_step(name, trajectory), strict=True), start=1
+    ):
         if not step.valid or (expert is not None and fold(step.action) != fold(expert)):
             return number
     raise AssertionError("the failure never left the expert's way")
@@ -268,8 +279,9 @@ def key_phrases(name: str, trajectory: Trajectory) -> list[str]:
     if name == "ezpoints":
         return [" ".join(a for a in actions if a != "="), "="]
     if name == "alfworld":
-        return [phrase(name, a, "") for a in actions if a.split()[0] not in ("go", "look", "inventory", "help",
-                                                                            "examine")]
+        return [
+            phrase(name, a, "") for a in actions if a.split()[0] not in ("go", "look", "inventory", "help", "examine")
+        ]
     if name == "searchqa":
         return [tag_content(a) for a in actions]
     clicks = [re.fullmatch(r"click\[(.*)\]", a).group(1) for a in actions if a.startswith("click[")]
@@ -339,8 +351,7 @@ def test_failure_skill_names_the_divergence_and_the_expert_action(played: Played
         assert divergence.kind == ("invalid" if not step.valid else "off_plan")
         skill = annotate(trajectory)
         assert [n for n, _ in skill.step_skills] == [number]
-        did, instead = phrase(played.name, step.action, step.observation), phrase(played.name, expert,
-                                                                                   step.observation)
+        did, instead = phrase(played.name, step.action, step.observation), phrase(played.name, expert, step.observation)
         for text in (fold(skill.episode_skill), fold(skill.for_step(number))):
             assert did in text and instead in text, (did, instead, text)
         assert "failed" in skill.episode_summary and f"step {number}" in skill.episode_summary
@@ -371,11 +382,14 @@ def test_invalid_action_gets_the_admissible_rule(played: Played):
 def test_initial_plan_stands_in_for_missing_expert_actions(played: Played):
     for trajectory in played.failures:
         plan = trajectory.info["expert_plan"]
-        bare = dataclasses.replace(trajectory, info={},
-                                   steps=[dataclasses.replace(s, expert_action=None) for s in trajectory.steps])
-        number = next(n for n, (s, a) in enumerate(zip(bare.steps, plan + [None] * len(bare.steps), strict=False),
-                                                 start=1)
-                      if not s.valid or fold(s.action) != fold(a))
+        bare = dataclasses.replace(
+            trajectory, info={}, steps=[dataclasses.replace(s, expert_action=None) for s in trajectory.steps]
+        )
+        number = next(
+            n
+            for n, (s, a) in enumerate(zip(bare.steps, plan + [None] * len(bare.steps), strict=False), start=1)
+            if not s.valid or fold(s.action) != fold(a)
+        )
         assert first_divergence(bare, plan).step == number
         assert annotate(dataclasses.replace(bare, info={"expert_plan": plan})) == annotate(bare, plan)
         assert first_divergence(bare) is None or first_divergence(bare).kind != "off_plan"
@@ -406,8 +420,9 @@ def test_a_loop_is_the_core_mistake_when_no_expert_is_known():
     env, env_id = make_env("sokoban")
     stuck = lambda number, obs, info, expert, plan: "up"  # noqa: E731
     trajectory = next(t for t in (record(env, env_id, stuck, task(i)) for i in range(TRIES)) if not t.won)
-    bare = dataclasses.replace(trajectory, info={},
-                               steps=[dataclasses.replace(s, expert_action=None) for s in trajectory.steps])
+    bare = dataclasses.replace(
+        trajectory, info={}, steps=[dataclasses.replace(s, expert_action=None) for s in trajectory.steps]
+    )
     seen, number = set(), None
     for n, step in enumerate(bare.steps, start=1):
         situation = (fold(step.observation), fold(step.action))
@@ -425,18 +440,23 @@ def corner_push(observation: str) -> str | None:
     """A move that pushes the box into a corner cell without a target, if the grid has one."""
     rows = [line for line in observation.splitlines() if line and set(line) <= set("#_OX*PS")]
     at = {(r, c): ch for r, row in enumerate(rows) for c, ch in enumerate(row)}
-    (pr, pc), = (cell for cell, ch in at.items() if ch in "PS")
+    ((pr, pc),) = (cell for cell, ch in at.items() if ch in "PS")
     for move, (dr, dc) in {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}.items():
         r, c = pr + 2 * dr, pc + 2 * dc
         wall = lambda *cells: any(at.get(cell) == "#" for cell in cells)  # noqa: E731
-        if at.get((pr + dr, pc + dc)) == "X" and at.get((r, c)) == "_" and wall((r - 1, c), (r + 1, c)) \
-                and wall((r, c - 1), (r, c + 1)):
+        if (
+            at.get((pr + dr, pc + dc)) == "X"
+            and at.get((r, c)) == "_"
+            and wall((r - 1, c), (r + 1, c))
+            and wall((r, c - 1), (r, c + 1))
+        ):
             return move
     return None
 
 
 def deviate_once(at: int, action: str, then: str | None = None) -> Chooser:
     """The initial plan, ``action`` at step ``at``, then ``then`` (default: ``action`` again)."""
+
     def choose(number: int, obs: dict, info: dict, expert: str | None, plan: list[str]) -> str:
         if number < at:
             return plan[number - 1]
@@ -449,14 +469,24 @@ def test_pushing_a_box_into_a_corner_is_named():
     env, env_id = make_env("sokoban")
     for seed in range(4 * TRIES):
         trajectory = record(env, env_id, random_agent(seed), task(seed % TRIES))
-        at = next((n for n, s in enumerate(trajectory.steps, start=1) if s.expert_action is not None
-                   and corner_push(s.observation) == fold(s.action) != fold(s.expert_action)), None)
+        at = next(
+            (
+                n
+                for n, s in enumerate(trajectory.steps, start=1)
+                if s.expert_action is not None and corner_push(s.observation) == fold(s.action) != fold(s.expert_action)
+            ),
+            None,
+        )
         if at is None:
             continue
         # Up to the push into the corner: the agent's own moves, then the expert's move there, as the plan.
         plan = [s.action for s in trajectory.steps[: at - 1]] + [trajectory.steps[at - 1].expert_action]
-        cut = dataclasses.replace(trajectory, won=False, info={},
-                                  steps=[dataclasses.replace(s, expert_action=None) for s in trajectory.steps[:at]])
+        cut = dataclasses.replace(
+            trajectory,
+            won=False,
+            info={},
+            steps=[dataclasses.replace(s, expert_action=None) for s in trajectory.steps[:at]],
+        )
         assert first_divergence(cut, plan).step == at
         skill = annotate(cut, plan)
         assert "corner" in skill.episode_skill and trajectory.steps[at - 1].action in skill.for_step(at)

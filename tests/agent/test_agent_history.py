@@ -131,8 +131,11 @@ def test_fit_prompt_is_predictable():
 
     def build(n, chars):
         calls.append((n, chars))
-        return ChatPrompt(system="", sections=(Section("observation", "o" * (chars or 1000)),),
-                          meta={"observation_chars": chars or 1000})
+        return ChatPrompt(
+            system="",
+            sections=(Section("observation", "o" * (chars or 1000)),),
+            meta={"observation_chars": chars or 1000},
+        )
 
     with pytest.raises(PromptTooLong):
         fit_prompt(build, 3, lambda p: 10**6, 10)

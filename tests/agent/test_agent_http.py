@@ -83,8 +83,12 @@ def test_score_is_not_offered_and_errors_are_clear(served, tiny_llama_policy):
     url = served(tiny_llama_policy)
     with pytest.raises(ScoringUnsupported):
         HttpPolicy(url).score([], [])
-    request = urllib.request.Request(url + "/v1/chat/completions", data=b'{"messages": []}', method="POST",
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        url + "/v1/chat/completions",
+        data=b'{"messages": []}',
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
     with pytest.raises(urllib.error.HTTPError) as error:
         urllib.request.urlopen(request, timeout=30)
     assert error.value.code == 400
@@ -93,7 +97,8 @@ def test_score_is_not_offered_and_errors_are_clear(served, tiny_llama_policy):
 
 
 def test_restore_stop_picks_the_closing_tag_of_the_last_open_tag():
-    assert restore_stop("<think>x</think><search> q", ("</search>", "</answer>")) == \
-        "<think>x</think><search> q</search>"
+    assert (
+        restore_stop("<think>x</think><search> q", ("</search>", "</answer>")) == "<think>x</think><search> q</search>"
+    )
     assert restore_stop("<answer> a", ("</search>", "</answer>")).endswith("</answer>")
     assert restore_stop("no tags", ("</action>",)) == "no tags</action>"

@@ -37,7 +37,7 @@ def smollm2_folder():
         env["SEED_CACHE_DIR"] = USER_CACHE_DIR
     else:
         env.pop("SEED_CACHE_DIR", None)
-    code = ("from seed_agent.models import fetch_model; print(fetch_model('smollm2'))")
+    code = "from seed_agent.models import fetch_model; print(fetch_model('smollm2'))"
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     return Path(result.stdout.strip().splitlines()[-1]), env
@@ -80,8 +80,10 @@ def test_parse_rate_of_the_default_prompts(smollm2_folder, user_cache, capsys):
     rows = [module.measure(policy, env_id, "act", 8, sampling) for env_id in PROMPT_MODULES]
     with capsys.disabled():
         for r in rows:
-            print(f"\n{r['env']:20s} act parse {r['parse_rate']:.2f} admissible {r['admissible_rate']:.2f} "
-                  f"({r['source']})")
+            print(
+                f"\n{r['env']:20s} act parse {r['parse_rate']:.2f} admissible {r['admissible_rate']:.2f} "
+                f"({r['source']})"
+            )
     assert sum(r["parse_rate"] for r in rows) / len(rows) >= 0.5, rows
     for r in rows:
         assert r["parse_rate"] > 0, r

@@ -23,8 +23,11 @@ ADMISSIBLE = ["go to fridge 1", "open fridge 1", "look"]
 
 
 def test_a_well_formed_reply():
-    parsed = parse_response("<think>The mug may be cold.</think>\n<action>go to fridge 1</action>",
-                            admissible=ADMISSIBLE, require_think=True)
+    parsed = parse_response(
+        "<think>The mug may be cold.</think>\n<action>go to fridge 1</action>",
+        admissible=ADMISSIBLE,
+        require_think=True,
+    )
     assert parsed.valid and parsed.action == "go to fridge 1" and parsed.tag == "action"
     assert parsed.think == "The mug may be cold."
 
@@ -62,8 +65,9 @@ def test_repeated_prefill_is_tolerated():
 
 
 def test_search_tags():
-    search = parse_response("<think>need facts</think><search> capital of france </search>", tags=SEARCH_TAGS,
-                            require_think=True)
+    search = parse_response(
+        "<think>need facts</think><search> capital of france </search>", tags=SEARCH_TAGS, require_think=True
+    )
     assert search.valid and search.tag == "search" and search.action == "capital of france"
     answer = parse_response("<answer>Paris</answer>", tags=SEARCH_TAGS)
     assert answer.valid and answer.tag == "answer"
@@ -103,12 +107,12 @@ TAGGY = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
 
 
 @settings(max_examples=400, deadline=None)
-@given(text=st.one_of(st.text(), TAGGY), require_think=st.booleans(), search=st.booleans(),
-       listed=st.booleans())
+@given(text=st.one_of(st.text(), TAGGY), require_think=st.booleans(), search=st.booleans(), listed=st.booleans())
 def test_fuzz_never_raises(text, require_think, search, listed):
     admissible = ADMISSIBLE if listed else None
-    parsed = parse_response(text, tags=SEARCH_TAGS if search else ("action",), admissible=admissible,
-                            require_think=require_think)
+    parsed = parse_response(
+        text, tags=SEARCH_TAGS if search else ("action",), admissible=admissible, require_think=require_think
+    )
     _check(parsed, admissible)
 
 

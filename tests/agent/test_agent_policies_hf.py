@@ -14,8 +14,7 @@ from seed_agent.prompts import PromptBuilder, prompt_spec  # noqa: E402
 from seed_agent.skills import Skill, inject  # noqa: E402
 
 TOLERANCE = 1e-4
-SKILL = Skill("When the box is next to a wall, walk around it before pushing.",
-              step_skills=((2, "Push down now."),))
+SKILL = Skill("When the box is next to a wall, walk around it before pushing.", step_skills=((2, "Push down now."),))
 
 
 def prompts(n: int = 4, style: str = "think"):
@@ -31,8 +30,7 @@ def prompts(n: int = 4, style: str = "think"):
 
 
 def max_gap(completions, scores):
-    gaps = [abs(a - b) for c, s in zip(completions, scores, strict=True) for a, b in
-            zip(c.logprobs, s, strict=True)]
+    gaps = [abs(a - b) for c, s in zip(completions, scores, strict=True) for a, b in zip(c.logprobs, s, strict=True)]
     return max(gaps)
 
 
@@ -55,8 +53,10 @@ def test_sampled_logprobs_equal_a_teacher_forced_rescore_under_h_and_h_skill(tin
         print(f"T={temperature} max |generate - score| = {gap:.2e}")
         assert gap < TOLERANCE
         # the same completions, scored one at a time, give the same numbers as in a batch
-        alone = [policy.score([p], [c.token_ids], temperature=temperature)[0] for p, c in zip(batch, completions,
-                                                                                                   strict=True)]
+        alone = [
+            policy.score([p], [c.token_ids], temperature=temperature)[0]
+            for p, c in zip(batch, completions, strict=True)
+        ]
         assert max_gap(completions, alone) < TOLERANCE
 
 
@@ -80,10 +80,13 @@ def test_padding_matters_so_the_agreement_test_can_fail(tiny_llama_policy):
     ids, _ = policy.encode(h)
     batch = policy.batch([p + c.token_ids for p, c in zip(ids, completions, strict=True)], [{}] * 3)
     with torch.no_grad():
-        logits = policy.model(input_ids=batch.input_ids, position_ids=batch.position_ids,
-                              attention_mask=torch.ones_like(batch.attention_mask)).logits.float()
+        logits = policy.model(
+            input_ids=batch.input_ids,
+            position_ids=batch.position_ids,
+            attention_mask=torch.ones_like(batch.attention_mask),
+        ).logits.float()
     lp = torch.log_softmax(logits[:, :-1], -1).gather(-1, batch.input_ids[:, 1:, None])[..., 0]
-    wrong = [lp[row, lp.shape[1] - len(c.token_ids):].tolist() for row, c in enumerate(completions)]
+    wrong = [lp[row, lp.shape[1] - len(c.token_ids) :].tolist() for row, c in enumerate(completions)]
     assert max_gap(completions, wrong) > 1e-3
 
 
@@ -96,7 +99,8 @@ def test_greedy_is_batch_invariant_and_seeded_sampling_repeats(tiny_llama_policy
     assert [c.token_ids for c in together] == [c.token_ids for c in alone]
     seeded = SamplingParams(max_new_tokens=10, seed=11)
     assert [c.token_ids for c in policy.generate(h, sampling=seeded)] == [
-        c.token_ids for c in policy.generate(h, sampling=seeded)]
+        c.token_ids for c in policy.generate(h, sampling=seeded)
+    ]
 
 
 def test_stop_strings_and_lengths(tiny_llama_policy):
@@ -126,7 +130,8 @@ def test_budgeted_builder_uses_the_policy_tokenizer(tiny_llama_policy):
     full = PromptBuilder(spec).build("put a mug in fridge.", "You see a mug. " * 30, ["look"], history)
     budget = policy.count_tokens(full) - 200
     fitted = PromptBuilder(spec, count_tokens=policy.count_tokens, max_prompt_tokens=budget).build(
-        "put a mug in fridge.", "You see a mug. " * 30, ["look"], history)
+        "put a mug in fridge.", "You see a mug. " * 30, ["look"], history
+    )
     assert policy.count_tokens(fitted) <= budget
     ids, _ = policy.encode([fitted])
     assert len(ids[0]) == policy.count_tokens(fitted)
@@ -166,10 +171,11 @@ def test_vlm_needs_its_3d_positions(tiny_vl_policy):
     assert batch.position_ids.dim() == 3
     flat = (batch.attention_mask.cumsum(-1) - 1).clamp(min=0)
     with torch.no_grad():
-        logits = policy.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, position_ids=flat,
-                              **batch.vision).logits.float()
+        logits = policy.model(
+            input_ids=batch.input_ids, attention_mask=batch.attention_mask, position_ids=flat, **batch.vision
+        ).logits.float()
     lp = torch.log_softmax(logits[:, :-1], -1).gather(-1, batch.input_ids[:, 1:, None])[..., 0]
-    wrong = [lp[row, lp.shape[1] - len(c.token_ids):].tolist() for row, c in enumerate(completions)]
+    wrong = [lp[row, lp.shape[1] - len(c.token_ids) :].tolist() for row, c in enumerate(completions)]
     assert max_gap(completions, wrong) > 1e-4
 
 

@@ -28,7 +28,7 @@ FAKE_STEPS = {
     ),
     "seed/SearchQA-v0": (
         "when was the eiffel tower built?",
-        "\n\n<information>Doc 1(Title: \"Eiffel Tower\") The tower was built from 1887 to 1889.\n</information>\n\n",
+        '\n\n<information>Doc 1(Title: "Eiffel Tower") The tower was built from 1887 to 1889.\n</information>\n\n',
         None,
         "1887 to 1889",
     ),
@@ -55,7 +55,7 @@ def test_prompt_shows_everything_and_its_example_parses(env, style):
     assert [m.role for m in prompt.examples] == ["user", "assistant"]
     example = spec.example
     reply = prompt.examples[1].content
-    completion = reply[len(builder.prefill):] if reply.startswith(builder.prefill) else reply
+    completion = reply[len(builder.prefill) :] if reply.startswith(builder.prefill) else reply
     parsed = builder.parse(completion, list(example.available_actions) if example.available_actions else None)
     assert parsed.valid, parsed
     assert prompt.messages()[-1]["content"] == text
@@ -131,8 +131,9 @@ def expert_reply(spec, action):
     return f"<think>follow the plan</think>{body}"
 
 
-@pytest.mark.parametrize("env_id", ["seed/ALFWorld-v0", "seed/Sokoban-v0", "seed/EZPoints-v0", "seed/WebShop-v0",
-                                    "seed/SearchQA-v0"])
+@pytest.mark.parametrize(
+    "env_id", ["seed/ALFWorld-v0", "seed/Sokoban-v0", "seed/EZPoints-v0", "seed/WebShop-v0", "seed/SearchQA-v0"]
+)
 def test_prompts_against_the_real_env(env_id):
     """Expert actions, written as replies to our prompts, parse back to actions the env accepts."""
     env = make_real_env(env_id)

@@ -24,10 +24,21 @@ from seed_envs.testing import bad_actions
 
 def trajectory(won: bool, images: bool = False) -> Trajectory:
     steps = [
-        StepRecord("You are in a room.", "<think>go</think><action>go to fridge 1</action>", "go to fridge 1", True,
-                   has_image=images),
-        StepRecord("The fridge 1 is closed.", "<action>take mug 1</action>", "take mug 1", False,
-                   error="not_admissible", has_image=False),
+        StepRecord(
+            "You are in a room.",
+            "<think>go</think><action>go to fridge 1</action>",
+            "go to fridge 1",
+            True,
+            has_image=images,
+        ),
+        StepRecord(
+            "The fridge 1 is closed.",
+            "<action>take mug 1</action>",
+            "take mug 1",
+            False,
+            error="not_admissible",
+            has_image=False,
+        ),
         StepRecord("Nothing happens.", "<action>open fridge 1</action>", "open fridge 1", True, has_image=images),
     ]
     return Trajectory(env="alfworld", task="put a cool mug in cabinet.", steps=steps, won=won, score=float(won))
@@ -56,8 +67,11 @@ def test_visual_analyzer_has_a_placeholder_per_image():
     assert analyzer_images(traj, frames) == ["frame1", "frame3"]
 
 
-SKILL = {"episode_summary": "It went to the fridge.", "episode_skill": "Open a closed receptacle before taking.",
-         "step_skills": [{"step": 2, "skill": "Open the fridge first."}]}
+SKILL = {
+    "episode_summary": "It went to the fridge.",
+    "episode_skill": "Open a closed receptacle before taking.",
+    "step_skills": [{"step": 2, "skill": "Open the fridge first."}],
+}
 
 
 def test_extraction_tolerates_common_mistakes():
@@ -99,7 +113,8 @@ def test_extraction_survives_hostile_input():
 
 def _h():
     return PromptBuilder(prompt_spec("alfworld"), style="act").build(
-        "put a cool mug in cabinet.", "The fridge 1 is closed.", ["open fridge 1", "look"])
+        "put a cool mug in cabinet.", "The fridge 1 is closed.", ["open fridge 1", "look"]
+    )
 
 
 def test_inject_places_skills_and_changes_nothing_else():
@@ -141,8 +156,9 @@ def test_inject_within_budget_shortens_the_skill_not_h():
 
 def test_static_library(tmp_path):
     library = SkillLibrary()
-    library.add("put a clean apple in fridge.", Skill("clean at the sinkbasin first"), task_type="clean",
-                env="alfworld")
+    library.add(
+        "put a clean apple in fridge.", Skill("clean at the sinkbasin first"), task_type="clean", env="alfworld"
+    )
     library.add("put a hot potato in countertop.", Skill("heat with the microwave"), task_type="heat", env="alfworld")
     library.add("put a clean mug in cabinet.", Skill("clean mug at sinkbasin"), task_type="clean", env="alfworld")
     library.add("buy red shoes", Skill("search then filter"), env="webshop")
@@ -151,7 +167,9 @@ def test_static_library(tmp_path):
     assert library.retrieve("heat some potato", env="alfworld")[0].task_type == "heat"
     # no word in common: ties go to the most recent entry first
     assert [e.task for e in library.retrieve("anything", task_type="clean", k=5)] == [
-        "put a clean mug in cabinet.", "put a clean apple in fridge."]
+        "put a clean mug in cabinet.",
+        "put a clean apple in fridge.",
+    ]
     assert library.retrieve("x", env="sokoban") == []
     path = tmp_path / "library.json"
     library.save(path)

@@ -22,14 +22,18 @@ def test_vllm_samples_parse_and_rescore_close_to_fp32(user_cache):
     from seed_agent.policies.vllm_backend import VLLMPolicy
 
     builder = PromptBuilder(prompt_spec("ezpoints"), style="act")
-    prompts = [builder.build("Make 12.", f"Cards: numbers {i}, {12 - i}.\nCurrent formula: (empty)",
-                             ["1", "2", "+", "="]) for i in range(2, 6)]
+    prompts = [
+        builder.build("Make 12.", f"Cards: numbers {i}, {12 - i}.\nCurrent formula: (empty)", ["1", "2", "+", "="])
+        for i in range(2, 6)
+    ]
     engine = VLLMPolicy(str(model_path("smollm2")), max_model_len=4096, gpu_memory_utilization=None)
-    completions = engine.generate(prompts, sampling=SamplingParams(temperature=0.7, max_new_tokens=16, seed=0,
-                                                                   stop=builder.stop))
+    completions = engine.generate(
+        prompts, sampling=SamplingParams(temperature=0.7, max_new_tokens=16, seed=0, stop=builder.stop)
+    )
     assert all(c.token_ids and len(c.token_ids) == len(c.logprobs) for c in completions)
     reference = load_policy("smollm2").score(prompts, [c.token_ids for c in completions])
-    gap = max(abs(a - b) for c, r in zip(completions, reference, strict=True)
-              for a, b in zip(c.logprobs, r, strict=True))
+    gap = max(
+        abs(a - b) for c, r in zip(completions, reference, strict=True) for a, b in zip(c.logprobs, r, strict=True)
+    )
     print(f"vLLM bf16 vs transformers fp32: max |dlogprob| = {gap:.3f}")
     assert gap < BF16_TOLERANCE

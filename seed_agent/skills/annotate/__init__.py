@@ -56,12 +56,20 @@ STEP_SKILL_WORD_LIMIT = 40
 #: Env names the annotator knows, matched against ``Trajectory.env`` (an id or a short name).
 KNOWN_ENVS = ("alfworld", "webshop", "searchqa", "sokoban", "ezpoints")
 
-_KIND_WORDS = {INVALID: "an invalid action", OFF_PLAN: "an off-plan action", REPEAT: "a repeated action",
-               UNFINISHED: "its last action"}
+_KIND_WORDS = {
+    INVALID: "an invalid action",
+    OFF_PLAN: "an off-plan action",
+    REPEAT: "a repeated action",
+    UNFINISHED: "its last action",
+}
 
 PHRASINGS: dict[str, Phrasing] = {
-    "alfworld": ALFWorldPhrasing(), "webshop": WebShopPhrasing(), "searchqa": SearchQAPhrasing(),
-    "sokoban": SokobanPhrasing(), "ezpoints": EZPointsPhrasing(), "generic": Phrasing(),
+    "alfworld": ALFWorldPhrasing(),
+    "webshop": WebShopPhrasing(),
+    "searchqa": SearchQAPhrasing(),
+    "sokoban": SokobanPhrasing(),
+    "ezpoints": EZPointsPhrasing(),
+    "generic": Phrasing(),
 }
 
 
@@ -124,18 +132,25 @@ def annotate(trajectory: Trajectory, expert_plan: Sequence[str] | None = None) -
     plan = tuple(expert_plan if expert_plan is not None else trajectory.info.get("expert_plan") or ())
     ctx = Context(env_name(trajectory.env), trajectory, plan, tuple(expected_actions(trajectory, plan)))
     if not trajectory.steps:
-        return _fitted(Skill(f"Act at once: to {phrasing.goal(ctx)}, start with one of the admissible actions.",
-                             _summary(ctx, phrasing, None)))
+        return _fitted(
+            Skill(
+                f"Act at once: to {phrasing.goal(ctx)}, start with one of the admissible actions.",
+                _summary(ctx, phrasing, None),
+            )
+        )
     if trajectory.won:
         sentences, step_skills = phrasing.workflow(ctx)
-        return _fitted(Skill(fit_sentences(sentences, EPISODE_SKILL_WORD_LIMIT), _summary(ctx, phrasing, None),
-                             tuple(step_skills)))
+        return _fitted(
+            Skill(fit_sentences(sentences, EPISODE_SKILL_WORD_LIMIT), _summary(ctx, phrasing, None), tuple(step_skills))
+        )
     last = trajectory.steps[-1]
     d = first_divergence(trajectory, plan) or Divergence(
-        len(trajectory.steps), UNFINISHED, last.action or "", ctx.expected[-1], last.observation)
+        len(trajectory.steps), UNFINISHED, last.action or "", ctx.expected[-1], last.observation
+    )
     sentences, step_skill = _failure(ctx, phrasing, d)
-    return _fitted(Skill(fit_sentences(sentences, EPISODE_SKILL_WORD_LIMIT), _summary(ctx, phrasing, d),
-                         ((d.step, step_skill),)))
+    return _fitted(
+        Skill(fit_sentences(sentences, EPISODE_SKILL_WORD_LIMIT), _summary(ctx, phrasing, d), ((d.step, step_skill),))
+    )
 
 
 def _failure(ctx: Context, phrasing: Phrasing, d: Divergence) -> tuple[list[tuple[int, str]], str]:
@@ -181,8 +196,11 @@ def _fitted(skill: Skill) -> Skill:
     """The skill with folded whitespace, the word limits enforced, and step skills sorted and
     unique: what survives :func:`skill_json` and :func:`~seed_agent.skills.extract.extract_skill`."""
     steps = {n: cut_words(text, STEP_SKILL_WORD_LIMIT - 1) for n, text in skill.step_skills if n >= 1 and text.strip()}
-    return Skill(cut_words(skill.episode_skill, EPISODE_SKILL_WORD_LIMIT - 1), fold(skill.episode_summary),
-                 tuple(sorted(steps.items())))
+    return Skill(
+        cut_words(skill.episode_skill, EPISODE_SKILL_WORD_LIMIT - 1),
+        fold(skill.episode_summary),
+        tuple(sorted(steps.items())),
+    )
 
 
 def skill_json(skill: Skill, *, step_skills: bool = True) -> str:

@@ -10,8 +10,10 @@ _NUMBER = re.compile(r"\s+\d+\b")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _IDLE = ("look", "inventory", "help", "examine")
 _ALF_PATTERNS = {
-    "take": re.compile(r"take (.+?) from (.+)"), "move": re.compile(r"move (.+?) to (.+)"),
-    "clean": re.compile(r"clean (.+?) with (.+)"), "heat": re.compile(r"heat (.+?) with (.+)"),
+    "take": re.compile(r"take (.+?) from (.+)"),
+    "move": re.compile(r"move (.+?) to (.+)"),
+    "clean": re.compile(r"clean (.+?) with (.+)"),
+    "heat": re.compile(r"heat (.+?) with (.+)"),
     "cool": re.compile(r"cool (.+?) with (.+)"),
 }
 
@@ -23,7 +25,7 @@ def _alf_parts(action: str) -> tuple[str, str, str]:
     match = pattern.fullmatch(action) if pattern else None
     if match:
         return verb, match.group(1), match.group(2)
-    rest = action[6:] if action.startswith("go to ") else action[len(verb) + 1:]
+    rest = action[6:] if action.startswith("go to ") else action[len(verb) + 1 :]
     return verb, "", rest
 
 
@@ -81,8 +83,7 @@ class ALFWorldPhrasing(Phrasing):
                 kept.pop()
             else:
                 kept.append((number, action, verb, here))
-        return [k for i, k in enumerate(kept)
-                if k[2] != "open" or (i + 1 < len(kept) and kept[i + 1][3] == k[3])]
+        return [k for i, k in enumerate(kept) if k[2] != "open" or (i + 1 < len(kept) and kept[i + 1][3] == k[3])]
 
     def workflow(self, ctx: Context) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
         obj = self.target_object(ctx)
@@ -96,16 +97,25 @@ class ALFWorldPhrasing(Phrasing):
                 shown = here
             taken = taken or verb == "take"
             parts.append(action)
-        sentences = [(0, f"To {self.goal(ctx)}: {', '.join(parts)}."),
-                     (1, f"If no {obj} is in sight, visit likely receptacles one by one and open closed ones."),
-                     (2, "Place things with 'move X to Y', not 'put'.")]
+        sentences = [
+            (0, f"To {self.goal(ctx)}: {', '.join(parts)}."),
+            (1, f"If no {obj} is in sight, visit likely receptacles one by one and open closed ones."),
+            (2, "Place things with 'move X to Y', not 'put'."),
+        ]
         done = {"clean": "clean", "heat": "hot", "cool": "cool"}
         last = keys[-1][0] if keys else 0
         why = {verb: f"the {obj} must be {state} before you place it" for verb, state in done.items()}
         why |= {"take": "the task needs it", "use": f"hold the {obj} while you turn on the light"}
-        step_skills = [(n, f"{cap(a)} now: " + ("this completes the task" if n == last else
-                                                  why.get(v, f"this places one {obj}; get the next")) + ".")
-                       for n, a, v, _ in keys if v in ("take", "clean", "heat", "cool", "use", "move")][:3]
+        step_skills = [
+            (
+                n,
+                f"{cap(a)} now: "
+                + ("this completes the task" if n == last else why.get(v, f"this places one {obj}; get the next"))
+                + ".",
+            )
+            for n, a, v, _ in keys
+            if v in ("take", "clean", "heat", "cool", "use", "move")
+        ][:3]
         return sentences, step_skills
 
     def rules(self, ctx: Context, d: Divergence) -> list[str]:

@@ -107,8 +107,9 @@ class Phrasing:
     def rest(self, ctx: Context, number: int) -> list[str]:
         """The initial plan's actions after step ``number``, when the agent followed it until there."""
         steps, plan = ctx.trajectory.steps, ctx.plan
-        if len(plan) < number or any(self.canonical(s.action) != self.canonical(a)
-                                     for s, a in zip(steps[: number - 1], plan, strict=False)):
+        if len(plan) < number or any(
+            self.canonical(s.action) != self.canonical(a) for s, a in zip(steps[: number - 1], plan, strict=False)
+        ):
             return []
         if self.canonical(plan[number - 1]) != self.canonical(ctx.expected[number - 1]):
             return []

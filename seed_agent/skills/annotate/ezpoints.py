@@ -47,11 +47,15 @@ class EZPointsPhrasing(Phrasing):
     def workflow(self, ctx: Context) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
         tokens = [(n, fold(s.action)) for n, s in ctx.valid_steps()]
         entered = [t for _, t in tokens if t != "="]
-        sentences = [(0, f"To {self.goal(ctx)}: read both numbers, pick the operator that gives 12 "
-                         f"({' '.join(entered)} = 12), then enter {', '.join(entered)} one token per step and "
-                         "submit with =."),
-                     (1, "Use + when the two numbers add up to 12 and * when they multiply to 12; J, Q and K count "
-                         "as 10.")]
+        sentences = [
+            (
+                0,
+                f"To {self.goal(ctx)}: read both numbers, pick the operator that gives 12 "
+                f"({' '.join(entered)} = 12), then enter {', '.join(entered)} one token per step and "
+                "submit with =.",
+            ),
+            (1, "Use + when the two numbers add up to 12 and * when they multiply to 12; J, Q and K count as 10."),
+        ]
         ops = [(n, t) for n, t in tokens if t in ("+", "*")]
         return sentences, [(n, f"Enter {t} here: {' '.join(entered)} = 12.") for n, t in ops[:1]]
 

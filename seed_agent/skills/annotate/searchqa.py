@@ -30,8 +30,10 @@ class SearchQAPhrasing(Phrasing):
         return f"<{turn[0]}> {short(turn[1], 10)} </{turn[0]}>" if turn else short(fold(action), 8)
 
     def invalid(self, ctx: Context, action: str | None) -> str:
-        return (f"Never send a turn without a tag: {quoted(self.literal(action))} is neither <search> query "
-                "</search> nor <answer> answer </answer>.")
+        return (
+            f"Never send a turn without a tag: {quoted(self.literal(action))} is neither <search> query "
+            "</search> nor <answer> answer </answer>."
+        )
 
     def gold(self, ctx: Context, d: Divergence | None = None) -> str:
         candidates = [d.expert_action] if d and d.expert_action else []
@@ -55,12 +57,20 @@ class SearchQAPhrasing(Phrasing):
         searches = [f"<search> {short(t[1], 10)} </search>" for _, t in turns if t and t[0] == "search"]
         answers = [(n, t[1]) for n, t in turns if t and t[0] == "answer"]
         answer = f"<answer> {short(answers[-1][1], 10)} </answer>" if answers else "<answer> ... </answer>"
-        how = "search the named entity with the relation asked" if len(searches) < 2 else \
-            "search one hop at a time, the entity with the relation asked"
+        how = (
+            "search the named entity with the relation asked"
+            if len(searches) < 2
+            else "search one hop at a time, the entity with the relation asked"
+        )
         found = f" ({'; '.join(searches)})" if searches else ""
-        sentences = [(0, f"To {self.goal(ctx)}: {how}{found}, find the passage that states it, then reply with only "
-                         f"the answer span ({answer})."),
-                     (1, "Copy the answer's exact words from the passage, without explanation.")]
+        sentences = [
+            (
+                0,
+                f"To {self.goal(ctx)}: {how}{found}, find the passage that states it, then reply with only "
+                f"the answer span ({answer}).",
+            ),
+            (1, "Copy the answer's exact words from the passage, without explanation."),
+        ]
         return sentences, [(n, f"Answer now with the span the passages give: {answer}.") for n, _ in answers[-1:]]
 
     def rules(self, ctx: Context, d: Divergence) -> list[str]:
@@ -71,8 +81,10 @@ class SearchQAPhrasing(Phrasing):
         if did_kind == "answer" and expected_kind != "answer":
             return ["Do not answer before a passage you have read states the answer; search first."]
         if did_kind == "answer":
-            return ["Answer only with a span that a passage you read states; if none does, search again with "
-                    "the entity and the relation."]
+            return [
+                "Answer only with a span that a passage you read states; if none does, search again with "
+                "the entity and the relation."
+            ]
         if expected_kind == "answer":
             return ["Once a passage states the answer, give it at once: the turns are few."]
         return ["Search with the named entity and the relation the question asks about."]

@@ -42,8 +42,11 @@ class _Room:
 
     def corner(self, cell: tuple[int, int]) -> bool:
         r, c = cell
-        return cell not in self.targets and ((r - 1, c) in self.walls or (r + 1, c) in self.walls) and (
-            (r, c - 1) in self.walls or (r, c + 1) in self.walls)
+        return (
+            cell not in self.targets
+            and ((r - 1, c) in self.walls or (r + 1, c) in self.walls)
+            and ((r, c - 1) in self.walls or (r, c + 1) in self.walls)
+        )
 
 
 def _offset(a: tuple[int, int], b: tuple[int, int], whom: str) -> str:
@@ -96,9 +99,14 @@ class SokobanPhrasing(Phrasing):
                 runs.append([move, 1])
         times = {1: "", 2: " twice"}
         moves = ", ".join(f"{move}{times.get(count, f' {count} times')}" for move, count in runs)
-        sentences = [(1, f"To {self.goal(ctx)}: find the box (X) and the target (O), walk to the side of the box "
-                         "away from the target, then push toward it; walk around the box to change direction."),
-                     (0, f"Moves that solved it: {moves}.")]
+        sentences = [
+            (
+                1,
+                f"To {self.goal(ctx)}: find the box (X) and the target (O), walk to the side of the box "
+                "away from the target, then push toward it; walk around the box to change direction.",
+            ),
+            (0, f"Moves that solved it: {moves}."),
+        ]
         keys = dict([pushes[0], pushes[-1]]) if pushes else {}
         return sentences, [(n, f"{cap(self.sign(ctx, n))}: {move}.") for n, move in keys.items()]
 
@@ -108,8 +116,10 @@ class SokobanPhrasing(Phrasing):
         room = _Room.read(d.observation)
         if room and move in _MOVES:
             if room.blocked(move):
-                out.append("Look at the next cell before you move: a wall (#) blocks you, and so does a box "
-                           "with a wall or another box behind it.")
+                out.append(
+                    "Look at the next cell before you move: a wall (#) blocks you, and so does a box "
+                    "with a wall or another box behind it."
+                )
             elif room.pushes(move) and room.corner(room.ahead(move, 2)):
                 out.append("Never push a box into a corner without a target: it can never be pushed out again.")
         out.append("Push a box only from the side opposite the way it must go.")

@@ -11,11 +11,13 @@ from seed_agent.trajectory import StepRecord
 _CLICK = re.compile(r"click\[(.*)\]", re.IGNORECASE | re.DOTALL)
 _SEARCH = re.compile(r"search\[(.*)\]", re.IGNORECASE | re.DOTALL)
 _ASIN = re.compile(r"b0[0-9a-z]{8}")
-_BUTTONS = frozenset({"buy now", "next >", "< prev", "back to search", "description", "features", "reviews",
-                      "attributes"})
+_BUTTONS = frozenset(
+    {"buy now", "next >", "< prev", "back to search", "description", "features", "reviews", "attributes"}
+)
 _PRICE = re.compile(r"price lower than ([0-9.,]+) dollars", re.IGNORECASE)
-_WANT = re.compile(r"^(find me|i need|i want|i'm looking for|i am looking for|get me|buy me|looking for)\s+",
-                   re.IGNORECASE)
+_WANT = re.compile(
+    r"^(find me|i need|i want|i'm looking for|i am looking for|get me|buy me|looking for)\s+", re.IGNORECASE
+)
 
 
 def _fields(text: str) -> list[str]:
@@ -92,18 +94,26 @@ class WebShopPhrasing(Phrasing):
                 keys.append((number, "Search with the product type and key attributes from the instruction."))
             elif _ASIN.fullmatch(text[6:-1]):
                 title = self.title(ctx, number, text[6:-1])
-                parts.append(f"open the matching result ('{short(title, 6)}')" if title else
-                             f"open the matching result ({action})")
+                parts.append(
+                    f"open the matching result ('{short(title, 6)}')"
+                    if title
+                    else f"open the matching result ({action})"
+                )
             elif text == "click[next >]" and "use click[next >] until a result matches" not in parts:
                 parts.append("use click[next >] until a result matches")
         options = self.options(ctx, [s.action or "" for _, s in ctx.valid_steps()])
         if options:
             parts.append(f"click each option the instruction asks for ({', '.join(options)})")
-            keys += [(n, f"Click {o} here: the instruction asks for it.") for n, s in ctx.valid_steps()
-                     for o in self.options(ctx, [s.action or ""])]
+            keys += [
+                (n, f"Click {o} here: the instruction asks for it.")
+                for n, s in ctx.valid_steps()
+                for o in self.options(ctx, [s.action or ""])
+            ]
         parts.append("check the price is within the limit, then click[buy now]")
-        sentences = [(0, f"To {self.goal(ctx)}: {', '.join(parts)}."),
-                     (1, "Choose only the options the instruction names, and open no product that does not match it.")]
+        sentences = [
+            (0, f"To {self.goal(ctx)}: {', '.join(parts)}."),
+            (1, "Choose only the options the instruction names, and open no product that does not match it."),
+        ]
         return sentences, keys[:3]
 
     def rules(self, ctx: Context, d: Divergence) -> list[str]:
@@ -113,8 +123,9 @@ class WebShopPhrasing(Phrasing):
         if d.kind == INVALID:
             out.append("Click only what the current page shows; search[...] works only on the search page.")
         if did == "click[buy now]" and wanted:
-            out.append(f"Do not click[buy now] before you click every option the instruction asks for "
-                       f"({', '.join(wanted)}).")
+            out.append(
+                f"Do not click[buy now] before you click every option the instruction asks for ({', '.join(wanted)})."
+            )
         elif _ASIN.fullmatch(did[6:-1]):
             out.append("Open only a result whose title matches the product in the instruction, within its price.")
         elif did.startswith("search["):

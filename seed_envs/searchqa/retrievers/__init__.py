@@ -62,9 +62,7 @@ def make_retriever(spec: str, corpus_path: str | os.PathLike[str] | None = None,
     return DenseRetriever(corpus_path, **options)
 
 
-def shared_retriever(
-    spec: str, corpus_path: str | os.PathLike[str] | None = None, **options: Any
-) -> Retriever:
+def shared_retriever(spec: str, corpus_path: str | os.PathLike[str] | None = None, **options: Any) -> Retriever:
     """The process-wide retriever for these arguments, built on first use."""
     key = (
         spec,

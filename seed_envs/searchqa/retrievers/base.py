@@ -93,9 +93,7 @@ class Retriever(ABC):
         distinct = list(dict.fromkeys(cleaned))
         results = self._search(distinct, topk)
         if len(results) != len(distinct):
-            raise RetrieverError(
-                f"{self.name} returned {len(results)} result lists for {len(distinct)} queries"
-            )
+            raise RetrieverError(f"{self.name} returned {len(results)} result lists for {len(distinct)} queries")
         by_query = dict(zip(distinct, results, strict=True))
         return [list(by_query[query]) for query in cleaned]
 

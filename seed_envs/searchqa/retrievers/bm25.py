@@ -67,9 +67,7 @@ class Bm25sRetriever(Retriever):
             require_bm25s()
             self.analyzer = LuceneEnglishAnalyzer(_stopword_list(stopwords), stemmer)
         except ImportError as error:
-            raise ImportError(
-                f"the bm25s retriever needs `bm25s` and `PyStemmer`: {install_hint('search')}"
-            ) from error
+            raise ImportError(f"the bm25s retriever needs `bm25s` and `PyStemmer`: {install_hint('search')}") from error
         self.corpus_path = Path(corpus_path)
         self.k1, self.b = k1, b
         self.stopwords = sorted(self.analyzer.stopwords)
@@ -81,9 +79,7 @@ class Bm25sRetriever(Retriever):
         if not len(self.corpus):
             raise RetrieverError(f"corpus {self.corpus_path} has no passages")
         # Memory-mapped: the vector workers of a machine share one copy of the score matrix.
-        self.index = Bm25Index.open(
-            self.corpus.items, self.index_dir, analyzer=self.analyzer, k1=k1, b=b, mmap=True
-        )
+        self.index = Bm25Index.open(self.corpus.items, self.index_dir, analyzer=self.analyzer, k1=k1, b=b, mmap=True)
         self.model = self.index.model
         self.num_docs = self.index.num_docs
         if self.num_docs != len(self.corpus):

@@ -107,8 +107,7 @@ class DenseRetriever(Retriever):
             shard = shards / f"{start:010d}.npy"
             if not shard.exists():  # resumable: finished shards are kept
                 texts = [
-                    self.corpus.record(i)["contents"]
-                    for i in range(start, min(start + SHARD_SIZE, len(self.corpus)))
+                    self.corpus.record(i)["contents"] for i in range(start, min(start + SHARD_SIZE, len(self.corpus)))
                 ]
                 with atomic_path(shard) as tmp:
                     np.save(tmp, self.encode(texts))

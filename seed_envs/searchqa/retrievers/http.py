@@ -112,9 +112,7 @@ class HttpRetriever(Retriever):
         finally:
             connection.close()
         if response.status != 200:
-            raise RetrieverError(
-                f"{self.url} answered HTTP {response.status}: {data[:300].decode('utf-8', 'replace')}"
-            )
+            raise RetrieverError(f"{self.url} answered HTTP {response.status}: {data[:300].decode('utf-8', 'replace')}")
         try:
             return json.loads(data)
         except ValueError:

@@ -58,9 +58,7 @@ class RetrievalServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(
-        self, retriever: Retriever, host: str = "127.0.0.1", port: int = 8000, topk: int = 3
-    ) -> None:
+    def __init__(self, retriever: Retriever, host: str = "127.0.0.1", port: int = 8000, topk: int = 3) -> None:
         self.retriever = retriever
         self.default_topk = topk
         self.lock = threading.Lock()
@@ -84,9 +82,7 @@ class _Handler(JsonRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") in ("", "/health"):
-            self.send_json(
-                200, {"status": "ok", "retriever": self.server.retriever.name, "endpoint": "POST /retrieve"}
-            )
+            self.send_json(200, {"status": "ok", "retriever": self.server.retriever.name, "endpoint": "POST /retrieve"})
         else:
             self.send_json(404, {"error": f"no such path {self.path!r}; use POST /retrieve"})
 
