@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "seed_rl.commands.serve",
     "seed_rl.commands.play",
     "seed_rl.commands.train",
+    "seed_rl.commands.compare",
     "seed_rl.commands.models",
 )
 

@@ -51,4 +51,6 @@ def proportion_ci(successes: int, n: int) -> Estimate:
     denominator = 1 + z2 / n
     centre = (p + z2 / (2 * n)) / denominator
     half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denominator
-    return Estimate(p, max(0.0, centre - half), min(1.0, centre + half), n)
+    low = 0.0 if successes == 0 else max(0.0, centre - half)  # exact at the edges, whatever the rounding
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return Estimate(p, low, high, n)

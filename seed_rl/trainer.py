@@ -42,6 +42,7 @@ from seed_rl.advantages import grpo_advantages
 from seed_rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from seed_rl.config import ConfigError, TrainConfig
 from seed_rl.envs import env_kwargs
+from seed_rl.evaluate import EvalResult, evaluate
 from seed_rl.learner import Learner, LoraSettings, ScoreRow
 from seed_rl.progress import bar
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
@@ -445,6 +446,21 @@ class Trainer:
                     skill.episode_skill if isinstance(skill, Skill) else skill.reason
                 )
                 handle.write(json.dumps(row) + "\n")
+
+    # ---------------------------------------------------------- deployment
+    def evaluate(self, split: str, task_indices: list[int], *, seeds: tuple[int, ...] = (0,),
+                 temperature: float | None = None) -> EvalResult:
+        """The current policy on fixed tasks of ``split``, with no skill (the paper's deployment)."""
+        cfg = self.cfg
+        builder = PromptBuilder(prompt_spec(cfg.env), style=cfg.style, one_shot=cfg.one_shot, visual=cfg.visual,
+                                count_tokens=self.learner.count_tokens, max_prompt_tokens=self.max_prompt_tokens)
+        kwargs = env_kwargs(cfg.env, split, cfg.visual, dict(cfg.env_kwargs))
+        if cfg.max_steps:
+            kwargs["max_episode_steps"] = cfg.max_steps
+        sampling = SamplingParams(temperature=cfg.temperature if temperature is None else temperature,
+                                  top_p=cfg.top_p, max_new_tokens=cfg.max_new_tokens)
+        return evaluate(self.learner.policy, builder, env=cfg.env, split=split, task_indices=task_indices,
+                        sampling=sampling, seeds=seeds, env_kwargs=kwargs)
 
     def close(self) -> None:
         self.vec.close()

@@ -1,0 +1,186 @@
+"""Comparisons under equal budgets: GRPO against SEED (and its ablations), trained and evaluated alike.
+
+Every arm starts from the same config and differs only in its algorithm keys
+(:data:`ARMS`), so env, step limit, updates, rollouts and seed are equal by
+construction; :func:`check_budgets` refuses arms whose budget keys differ anyway. Each
+arm trains in ``<out>/<arm>`` (a finished arm is not trained again; an interrupted one
+resumes), then its final policy plays the same fixed tasks of ``valid_unseen`` with no
+skill in context. The untrained model plays them too. The result is a markdown table
+(``<out>/comparison.md``), a JSON file, and a PNG of the learning curves and final success.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from seed_rl.checkpoint import latest_checkpoint
+from seed_rl.config import ConfigError, TrainConfig, load_config
+from seed_rl.run_log import read_metrics
+from seed_rl.stats import proportion_ci
+from seed_rl.tables import markdown_table
+
+#: The overrides that make each arm. "seed-scripted" is a diagnostic (oracle skills), never the SEED row.
+ARMS: dict[str, tuple[str, ...]] = {
+    "grpo": ("algo=grpo", "sft=false"),
+    "seed": ("algo=seed", "sft=true", "analyzer=self", "skills=on-policy", "lambda_opd=0.01"),
+    "seed-no-sft": ("algo=seed", "sft=false", "analyzer=self", "skills=on-policy"),
+    "seed-frozen-analyzer": ("algo=seed", "sft=true", "analyzer=frozen-initial", "skills=on-policy"),
+    "seed-static-library": ("algo=seed", "sft=true", "analyzer=self", "skills=static-library"),
+    "seed-lambda0": ("algo=seed", "sft=true", "analyzer=self", "skills=on-policy", "lambda_opd=0"),
+    "seed-scripted": ("algo=seed", "sft=false", "analyzer=scripted", "skills=on-policy"),
+}
+#: What must be equal for two arms to be compared.
+BUDGET_KEYS = ("env", "env_kwargs", "split", "max_steps", "model", "updates", "tasks_per_update", "group_size",
+               "seed", "temperature", "max_new_tokens", "style", "one_shot", "lr", "kl_coef", "minibatches", "epochs")
+
+
+@dataclass
+class ArmResult:
+    name: str
+    config: TrainConfig
+    metrics: list[dict[str, Any]]
+    evaluation: dict[str, Any]
+    stage1: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def arm_config(name: str, config: str | None, overrides: Sequence[str], out: Path) -> TrainConfig:
+    if name not in ARMS:
+        raise ConfigError(f"unknown arm {name!r}; arms: {', '.join(ARMS)}")
+    return load_config(config, [*overrides, *ARMS[name], f"run_dir={out / name}"])
+
+
+def check_budgets(configs: dict[str, TrainConfig], force: bool = False) -> list[str]:
+    """The budget keys on which the arms differ; raises unless ``force`` (then the table says so)."""
+    differing = []
+    first = next(iter(configs.values())).to_dict()
+    for key in BUDGET_KEYS:
+        if any(cfg.to_dict()[key] != first[key] for cfg in configs.values()):
+            differing.append(key)
+    if differing and not force:
+        raise ConfigError(f"the arms' budgets differ on {', '.join(differing)}; equalise them or pass --force")
+    return differing
+
+
+def run_arm(cfg: TrainConfig, eval_tasks: list[int], eval_seeds: tuple[int, ...]) -> ArmResult:
+    """Train the arm (or resume it, or reuse it when finished), then evaluate its final policy."""
+    from seed_rl.trainer import Trainer
+
+    run = Path(cfg.run_dir)
+    resume = (run / "config.yaml").is_file()
+    done = read_metrics(run) if resume else []
+    if resume and len(done) >= cfg.updates and latest_checkpoint(run) is None:
+        raise ConfigError(f"{run} has metrics but no checkpoint; remove it to train the arm again")
+    trainer = Trainer(cfg, resume=resume)
+    print(f"== arm {run.name}: {cfg.algo}, updates {trainer.update_index + 1}..{cfg.updates}", flush=True)
+    from seed_rl.commands.train import summary_line
+
+    try:
+        while trainer.update_index < cfg.updates:
+            print(summary_line(trainer.update()), flush=True)
+    finally:
+        trainer.close()
+    evaluation = trainer.evaluate("valid_unseen", eval_tasks, seeds=eval_seeds).summary()
+    (run / "evaluation.json").write_text(json.dumps(evaluation, indent=1), encoding="utf-8")
+    return ArmResult(run.name, cfg, read_metrics(run), evaluation, trainer.stage1_report)
+
+
+def evaluate_untrained(cfg: TrainConfig, eval_tasks: list[int], eval_seeds: tuple[int, ...],
+                       out: Path) -> dict[str, Any]:
+    """The base model (no Stage 1, no RL) on the same tasks: the row every arm starts from."""
+    path = out / "untrained_evaluation.json"
+    if path.is_file():
+        return json.loads(path.read_text(encoding="utf-8"))
+    from seed_agent.models import load_named_policy
+    from seed_agent.policies.base import SamplingParams
+    from seed_agent.prompts import PromptBuilder, prompt_spec
+    from seed_rl.envs import env_kwargs
+    from seed_rl.evaluate import evaluate
+
+    policy = load_named_policy(cfg.model, dtype=cfg.dtype, vlm=cfg.visual, seed=cfg.seed)
+    builder = PromptBuilder(prompt_spec(cfg.env), style=cfg.style, one_shot=cfg.one_shot, visual=cfg.visual)
+    kwargs = env_kwargs(cfg.env, "valid_unseen", cfg.visual, dict(cfg.env_kwargs))
+    if cfg.max_steps:
+        kwargs["max_episode_steps"] = cfg.max_steps
+    sampling = SamplingParams(temperature=cfg.temperature, top_p=cfg.top_p, max_new_tokens=cfg.max_new_tokens)
+    result = evaluate(policy, builder, env=cfg.env, split="valid_unseen", task_indices=eval_tasks,
+                      sampling=sampling, seeds=eval_seeds, env_kwargs=kwargs).summary()
+    out.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    return result
+
+
+def _pct(mean: float, low: float, high: float) -> str:
+    return f"{100 * mean:.1f} [{100 * low:.1f}, {100 * high:.1f}]"
+
+
+def _mean(values: list[float]) -> float:
+    clean = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return sum(clean) / len(clean) if clean else math.nan
+
+
+def comparison_table(untrained: dict[str, Any], arms: list[ArmResult], differing: list[str]) -> str:
+    """The markdown table: success on valid_unseen with 95% intervals, training signals, compute."""
+    headers = ["arm", "eval success % [95% CI]", "eval invalid %", "train success % (first -> last update)",
+               "skill parse rate", "gate mean", "Delta > 0", "s / update", "tokens generated + scored"]
+    rows = [["untrained", _pct(untrained["success"], untrained["success_low"], untrained["success_high"]),
+             f"{100 * untrained['invalid_rate']:.1f}", "", "", "", "", "", ""]]
+    for arm in arms:
+        m, e = arm.metrics, arm.evaluation
+        first, last = m[0], m[-1]
+        n = arm.config.tasks_per_update * arm.config.group_size
+        rows.append([
+            arm.name,
+            _pct(e["success"], e["success_low"], e["success_high"]),
+            f"{100 * e['invalid_rate']:.1f}",
+            f"{100 * first['success']:.0f} -> {100 * last['success']:.0f} (n={n} each)",
+            _fmt(_mean([x.get("skill_parse_rate") for x in m])),
+            _fmt(_mean([x.get("gate_mean") for x in m])),
+            _fmt(_mean([x.get("delta_pos_frac") for x in m])),
+            f"{_mean([x['seconds_total'] for x in m]):.0f}",
+            f"{sum(x['tokens_generated'] + x['tokens_scored'] for x in m):,}",
+        ])
+    table = markdown_table(headers, rows)
+    episodes = untrained["episodes"]
+    note = (f"\nEvaluation: {episodes} episodes of fixed valid_unseen tasks per row, no skill in context; "
+            "success with the Wilson 95% interval.")
+    if differing:
+        note += f"\nWARNING: the arms' budgets differ on {', '.join(differing)} (--force)."
+    return table + note
+
+
+def _fmt(value: float) -> str:
+    return "" if math.isnan(value) else f"{value:.2f}"
+
+
+def learning_curve_band(metrics: list[dict[str, Any]], n: int) -> tuple[list[int], list[float], list[float],
+                                                                          list[float]]:
+    """Per update: training success and its Wilson 95% band over the update's ``n`` episodes."""
+    xs, ys, lows, highs = [], [], [], []
+    for m in metrics:
+        estimate = proportion_ci(round(m["success"] * n), n)
+        xs.append(m["update"])
+        ys.append(estimate.mean)
+        lows.append(estimate.low)
+        highs.append(estimate.high)
+    return xs, ys, lows, highs
+
+
+def write_outputs(out: Path, untrained: dict[str, Any], arms: list[ArmResult], differing: list[str]) -> str:
+    from seed_rl.plots import plot_comparison
+
+    table = comparison_table(untrained, arms, differing)
+    (out / "comparison.md").write_text(table + "\n", encoding="utf-8")
+    data = {"untrained": untrained, "differing_budget_keys": differing,
+            "arms": {a.name: {"evaluation": a.evaluation, "metrics": a.metrics, "stage1": a.stage1,
+                              "config": a.config.to_dict()} for a in arms}}
+    (out / "comparison.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
+    plot_comparison(out / "comparison.png", untrained, arms)
+    return table
+
+

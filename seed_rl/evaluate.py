@@ -1,0 +1,105 @@
+"""Evaluation: a policy on a fixed list of tasks of a split, with no skill in context.
+
+The paper deploys the policy without any skill; so does :func:`evaluate`. Tasks are
+picked by index in the split (the same indices give the same tasks in every run), and each
+task is played once per evaluation seed. Success is reported with its Wilson 95%
+interval, the score with a normal interval, and per task family where the env has
+families (ALFWorld's six task types).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from seed_agent.agent import LLMAgent
+from seed_agent.policies.base import Policy, SamplingParams
+from seed_agent.prompts import PromptBuilder
+from seed_envs.vector import make_vec
+from seed_rl.rollout import Episode, EpisodeStart, run_episodes
+from seed_rl.stats import Estimate, mean_ci, proportion_ci
+
+#: At most this many envs are stepped at once in an evaluation.
+MAX_EVAL_ENVS = 32
+
+
+@dataclass
+class EvalResult:
+    """Every episode of one evaluation, and the summaries read from them."""
+
+    env: str
+    split: str
+    episodes: list[Episode] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def success(self) -> Estimate:
+        return proportion_ci(sum(e.won for e in self.episodes), len(self.episodes))
+
+    @property
+    def score(self) -> Estimate:
+        return mean_ci([e.score for e in self.episodes])
+
+    @property
+    def invalid_rate(self) -> float:
+        rows = [r for e in self.episodes for r in e.rows]
+        return sum(not r.valid for r in rows) / max(len(rows), 1)
+
+    @property
+    def mean_steps(self) -> float:
+        return sum(len(e.rows) for e in self.episodes) / max(len(self.episodes), 1)
+
+    def by_family(self) -> dict[str, Estimate]:
+        """Success per task family (``info["task_type"]``), where the env names one."""
+        groups: dict[str, list[bool]] = defaultdict(list)
+        for e in self.episodes:
+            family = e.start_info.get("task_type")
+            if family is not None:
+                groups[str(family)].append(e.won)
+        return {name: proportion_ci(sum(v), len(v)) for name, v in sorted(groups.items())}
+
+    def summary(self) -> dict[str, Any]:
+        success = self.success
+        return {
+            "env": self.env,
+            "split": self.split,
+            "episodes": len(self.episodes),
+            "success": success.mean,
+            "success_low": success.low,
+            "success_high": success.high,
+            "score": self.score.mean,
+            "invalid_rate": self.invalid_rate,
+            "mean_steps": self.mean_steps,
+            "seconds": self.seconds,
+            "by_family": {k: [v.mean, v.low, v.high, v.n] for k, v in self.by_family().items()},
+        }
+
+
+def evaluate(
+    policy: Policy,
+    builder: PromptBuilder,
+    *,
+    env: str,
+    split: str,
+    task_indices: Sequence[int],
+    sampling: SamplingParams,
+    seeds: Sequence[int] = (0,),
+    env_kwargs: dict[str, Any] | None = None,
+) -> EvalResult:
+    """Play every task of ``task_indices`` once per seed; no skill is injected."""
+    started = time.perf_counter()
+    result = EvalResult(env, split)
+    starts = [EpisodeStart(options={"split": split, "index": int(i)}, group=k) for k, i in enumerate(task_indices)]
+    with make_vec(env, min(len(starts), MAX_EVAL_ENVS), backend="sync", **(env_kwargs or {})) as vec:
+        for seed in seeds:
+            agent = LLMAgent(policy, builder, dataclasses.replace(sampling, seed=seed))
+            with torch.no_grad():
+                result.episodes += run_episodes(vec, agent, starts, env_id=env)
+    result.seconds = time.perf_counter() - started
+    return result
