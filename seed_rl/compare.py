@@ -35,8 +35,25 @@ ARMS: dict[str, tuple[str, ...]] = {
     "seed-scripted": ("algo=seed", "sft=false", "analyzer=scripted", "skills=on-policy"),
 }
 #: What must be equal for two arms to be compared.
-BUDGET_KEYS = ("env", "env_kwargs", "split", "max_steps", "model", "updates", "tasks_per_update", "group_size",
-               "seed", "temperature", "max_new_tokens", "style", "one_shot", "lr", "kl_coef", "minibatches", "epochs")
+BUDGET_KEYS = (
+    "env",
+    "env_kwargs",
+    "split",
+    "max_steps",
+    "model",
+    "updates",
+    "tasks_per_update",
+    "group_size",
+    "seed",
+    "temperature",
+    "max_new_tokens",
+    "style",
+    "one_shot",
+    "lr",
+    "kl_coef",
+    "minibatches",
+    "epochs",
+)
 
 
 @dataclass
@@ -90,8 +107,9 @@ def run_arm(cfg: TrainConfig, eval_tasks: list[int], eval_seeds: tuple[int, ...]
     return ArmResult(run.name, cfg, read_metrics(run), evaluation, trainer.stage1_report)
 
 
-def evaluate_untrained(cfg: TrainConfig, eval_tasks: list[int], eval_seeds: tuple[int, ...],
-                       out: Path) -> dict[str, Any]:
+def evaluate_untrained(
+    cfg: TrainConfig, eval_tasks: list[int], eval_seeds: tuple[int, ...], out: Path
+) -> dict[str, Any]:
     """The base model (no Stage 1, no RL) on the same tasks: the row every arm starts from."""
     path = out / "untrained_evaluation.json"
     if path.is_file():
@@ -108,8 +126,16 @@ def evaluate_untrained(cfg: TrainConfig, eval_tasks: list[int], eval_seeds: tupl
     if cfg.max_steps:
         kwargs["max_episode_steps"] = cfg.max_steps
     sampling = SamplingParams(temperature=cfg.temperature, top_p=cfg.top_p, max_new_tokens=cfg.max_new_tokens)
-    result = evaluate(policy, builder, env=cfg.env, split="valid_unseen", task_indices=eval_tasks,
-                      sampling=sampling, seeds=eval_seeds, env_kwargs=kwargs).summary()
+    result = evaluate(
+        policy,
+        builder,
+        env=cfg.env,
+        split="valid_unseen",
+        task_indices=eval_tasks,
+        sampling=sampling,
+        seeds=eval_seeds,
+        env_kwargs=kwargs,
+    ).summary()
     out.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=1), encoding="utf-8")
     return result
@@ -126,29 +152,53 @@ def _mean(values: list[float]) -> float:
 
 def comparison_table(untrained: dict[str, Any], arms: list[ArmResult], differing: list[str]) -> str:
     """The markdown table: success on valid_unseen with 95% intervals, training signals, compute."""
-    headers = ["arm", "eval success % [95% CI]", "eval invalid %", "train success % (first -> last update)",
-               "skill parse rate", "gate mean", "Delta > 0", "s / update", "tokens generated + scored"]
-    rows = [["untrained", _pct(untrained["success"], untrained["success_low"], untrained["success_high"]),
-             f"{100 * untrained['invalid_rate']:.1f}", "", "", "", "", "", ""]]
+    headers = [
+        "arm",
+        "eval success % [95% CI]",
+        "eval invalid %",
+        "train success % (first -> last update)",
+        "skill parse rate",
+        "gate mean",
+        "Delta > 0",
+        "s / update",
+        "tokens generated + scored",
+    ]
+    rows = [
+        [
+            "untrained",
+            _pct(untrained["success"], untrained["success_low"], untrained["success_high"]),
+            f"{100 * untrained['invalid_rate']:.1f}",
+            "",
+            "",
+            "",
+            "",
+            "",
+            "",
+        ]
+    ]
     for arm in arms:
         m, e = arm.metrics, arm.evaluation
         first, last = m[0], m[-1]
         n = arm.config.tasks_per_update * arm.config.group_size
-        rows.append([
-            arm.name,
-            _pct(e["success"], e["success_low"], e["success_high"]),
-            f"{100 * e['invalid_rate']:.1f}",
-            f"{100 * first['success']:.0f} -> {100 * last['success']:.0f} (n={n} each)",
-            _fmt(_mean([x.get("skill_parse_rate") for x in m])),
-            _fmt(_mean([x.get("gate_mean") for x in m])),
-            _fmt(_mean([x.get("delta_pos_frac") for x in m])),
-            f"{_mean([x['seconds_total'] for x in m]):.0f}",
-            f"{sum(x['tokens_generated'] + x['tokens_scored'] for x in m):,}",
-        ])
+        rows.append(
+            [
+                arm.name,
+                _pct(e["success"], e["success_low"], e["success_high"]),
+                f"{100 * e['invalid_rate']:.1f}",
+                f"{100 * first['success']:.0f} -> {100 * last['success']:.0f} (n={n} each)",
+                _fmt(_mean([x.get("skill_parse_rate") for x in m])),
+                _fmt(_mean([x.get("gate_mean") for x in m])),
+                _fmt(_mean([x.get("delta_pos_frac") for x in m])),
+                f"{_mean([x['seconds_total'] for x in m]):.0f}",
+                f"{sum(x['tokens_generated'] + x['tokens_scored'] for x in m):,}",
+            ]
+        )
     table = markdown_table(headers, rows)
     episodes = untrained["episodes"]
-    note = (f"\nEvaluation: {episodes} episodes of fixed valid_unseen tasks per row, no skill in context; "
-            "success with the Wilson 95% interval.")
+    note = (
+        f"\nEvaluation: {episodes} episodes of fixed valid_unseen tasks per row, no skill in context; "
+        "success with the Wilson 95% interval."
+    )
     if differing:
         note += f"\nWARNING: the arms' budgets differ on {', '.join(differing)} (--force)."
     return table + note
@@ -158,8 +208,9 @@ def _fmt(value: float) -> str:
     return "" if math.isnan(value) else f"{value:.2f}"
 
 
-def learning_curve_band(metrics: list[dict[str, Any]], n: int) -> tuple[list[int], list[float], list[float],
-                                                                          list[float]]:
+def learning_curve_band(
+    metrics: list[dict[str, Any]], n: int
+) -> tuple[list[int], list[float], list[float], list[float]]:
     """Per update: training success and its Wilson 95% band over the update's ``n`` episodes."""
     xs, ys, lows, highs = [], [], [], []
     for m in metrics:
@@ -176,11 +227,14 @@ def write_outputs(out: Path, untrained: dict[str, Any], arms: list[ArmResult], d
 
     table = comparison_table(untrained, arms, differing)
     (out / "comparison.md").write_text(table + "\n", encoding="utf-8")
-    data = {"untrained": untrained, "differing_budget_keys": differing,
-            "arms": {a.name: {"evaluation": a.evaluation, "metrics": a.metrics, "stage1": a.stage1,
-                              "config": a.config.to_dict()} for a in arms}}
+    data = {
+        "untrained": untrained,
+        "differing_budget_keys": differing,
+        "arms": {
+            a.name: {"evaluation": a.evaluation, "metrics": a.metrics, "stage1": a.stage1, "config": a.config.to_dict()}
+            for a in arms
+        },
+    }
     (out / "comparison.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
     plot_comparison(out / "comparison.png", untrained, arms)
     return table
-
-

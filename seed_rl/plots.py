@@ -28,8 +28,10 @@ def plot_comparison(path: Path, untrained: dict[str, Any], arms: Sequence[Any]) 
     names = ["untrained", *[a.name for a in arms]]
     results = [untrained, *[a.evaluation for a in arms]]
     means = [r["success"] for r in results]
-    errors = [[max(0.0, m - r["success_low"]) for m, r in zip(means, results, strict=True)],
-              [max(0.0, r["success_high"] - m) for m, r in zip(means, results, strict=True)]]
+    errors = [
+        [max(0.0, m - r["success_low"]) for m, r in zip(means, results, strict=True)],
+        [max(0.0, r["success_high"] - m) for m, r in zip(means, results, strict=True)],
+    ]
     bars.bar(names, means, yerr=errors, capsize=4, color=["grey", *[f"C{i}" for i in range(len(arms))]])
     bars.set(ylim=(0, 1), ylabel="success", title=f"valid_unseen, n={untrained['episodes']} (95% CI)")
     fig.tight_layout()

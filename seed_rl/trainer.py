@@ -448,19 +448,37 @@ class Trainer:
                 handle.write(json.dumps(row) + "\n")
 
     # ---------------------------------------------------------- deployment
-    def evaluate(self, split: str, task_indices: list[int], *, seeds: tuple[int, ...] = (0,),
-                 temperature: float | None = None) -> EvalResult:
+    def evaluate(
+        self, split: str, task_indices: list[int], *, seeds: tuple[int, ...] = (0,), temperature: float | None = None
+    ) -> EvalResult:
         """The current policy on fixed tasks of ``split``, with no skill (the paper's deployment)."""
         cfg = self.cfg
-        builder = PromptBuilder(prompt_spec(cfg.env), style=cfg.style, one_shot=cfg.one_shot, visual=cfg.visual,
-                                count_tokens=self.learner.count_tokens, max_prompt_tokens=self.max_prompt_tokens)
+        builder = PromptBuilder(
+            prompt_spec(cfg.env),
+            style=cfg.style,
+            one_shot=cfg.one_shot,
+            visual=cfg.visual,
+            count_tokens=self.learner.count_tokens,
+            max_prompt_tokens=self.max_prompt_tokens,
+        )
         kwargs = env_kwargs(cfg.env, split, cfg.visual, dict(cfg.env_kwargs))
         if cfg.max_steps:
             kwargs["max_episode_steps"] = cfg.max_steps
-        sampling = SamplingParams(temperature=cfg.temperature if temperature is None else temperature,
-                                  top_p=cfg.top_p, max_new_tokens=cfg.max_new_tokens)
-        return evaluate(self.learner.policy, builder, env=cfg.env, split=split, task_indices=task_indices,
-                        sampling=sampling, seeds=seeds, env_kwargs=kwargs)
+        sampling = SamplingParams(
+            temperature=cfg.temperature if temperature is None else temperature,
+            top_p=cfg.top_p,
+            max_new_tokens=cfg.max_new_tokens,
+        )
+        return evaluate(
+            self.learner.policy,
+            builder,
+            env=cfg.env,
+            split=split,
+            task_indices=task_indices,
+            sampling=sampling,
+            seeds=seeds,
+            env_kwargs=kwargs,
+        )
 
     def close(self) -> None:
         self.vec.close()

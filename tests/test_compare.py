@@ -10,19 +10,42 @@ pytest.importorskip("torch")
 pytest.importorskip("peft")
 pytest.importorskip("matplotlib")
 
-from seed_rl.cli import main  # noqa: E402
-from seed_rl.compare import arm_config, check_budgets  # noqa: E402
-from seed_rl.config import ConfigError  # noqa: E402
+from seed_rl.cli import main
+from seed_rl.compare import arm_config, check_budgets
+from seed_rl.config import ConfigError
 
-TINY = ["model=tiny-random", "tasks_per_update=2", "group_size=2", "max_steps=3", "progress=false",
-        "max_new_tokens=8", "lr=0.01", "updates=2", "sft_tasks=2", "sft_rollouts=2", "sft_epochs=1",
-        "sft_eval_trajectories=2", "analyzer_max_new_tokens=16"]
+TINY = [
+    "model=tiny-random",
+    "tasks_per_update=2",
+    "group_size=2",
+    "max_steps=3",
+    "progress=false",
+    "max_new_tokens=8",
+    "lr=0.01",
+    "updates=2",
+    "sft_tasks=2",
+    "sft_rollouts=2",
+    "sft_epochs=1",
+    "sft_eval_trajectories=2",
+    "analyzer_max_new_tokens=16",
+]
 
 
 def test_compare_trains_each_arm_evaluates_alike_and_writes_table_and_plot(tmp_path, capsys):
     out = tmp_path / "cmp"
-    args = ["compare", "--config", "sokoban_grpo", *TINY, "--arms", "grpo", "seed-scripted", "--out", str(out),
-            "--eval-episodes", "3"]
+    args = [
+        "compare",
+        "--config",
+        "sokoban_grpo",
+        *TINY,
+        "--arms",
+        "grpo",
+        "seed-scripted",
+        "--out",
+        str(out),
+        "--eval-episodes",
+        "3",
+    ]
     assert main(args) == 0
     printed = capsys.readouterr().out
     table = (out / "comparison.md").read_text()
@@ -39,8 +62,10 @@ def test_compare_trains_each_arm_evaluates_alike_and_writes_table_and_plot(tmp_p
 
 
 def test_arms_with_different_budgets_are_refused_unless_forced(tmp_path):
-    configs = {"grpo": arm_config("grpo", "sokoban_grpo", TINY, tmp_path),
-               "seed": arm_config("seed", "sokoban_grpo", [*TINY, "updates=3"], tmp_path)}
+    configs = {
+        "grpo": arm_config("grpo", "sokoban_grpo", TINY, tmp_path),
+        "seed": arm_config("seed", "sokoban_grpo", [*TINY, "updates=3"], tmp_path),
+    }
     with pytest.raises(ConfigError, match="updates"):
         check_budgets(configs)
     assert check_budgets(configs, force=True) == ["updates"]

@@ -19,8 +19,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from seed_rl.compare import ARMS
 
     doc = (__doc__ or "").strip()
-    parser = subparsers.add_parser("compare", help=doc.splitlines()[0], description=doc,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = subparsers.add_parser(
+        "compare", help=doc.splitlines()[0], description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--config", default="demo", help="the base config (a file or a shipped name)")
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="overrides applied to every arm")
     parser.add_argument("--arms", nargs="+", default=["grpo", "seed"], choices=list(ARMS))
