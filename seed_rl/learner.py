@@ -120,7 +120,10 @@ class Learner:
             if keep_reference:
                 self._reference_model = copy.deepcopy(model).eval().requires_grad_(False)
         if gradient_checkpointing:
-            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            if hasattr(model, "activation_checkpointing_enable"):  # transformers >= 5.2
+                model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+            else:
+                model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         self.model = model
         self.policy = policy
         model.eval()  # no dropout anywhere: sampling, scoring and training see the same function

@@ -222,3 +222,28 @@ def test_a_shared_prompt_prefix_changes_neither_logprobs_nor_gradients(learner):
     for a, b in zip(lp_on, lp_off, strict=True):
         assert float((a - b).abs().max()) < 1e-5
     assert_same(g_on, g_off)
+
+
+def test_gradient_checkpointing_gives_the_same_gradient():
+    torch.manual_seed(0)  # peft draws the LoRA A matrices from torch's global generator
+    plain = Learner(tiny_random_policy(seed=5), finetune="lora", lr=0.0)
+    torch.manual_seed(0)
+    checkpointed = Learner(tiny_random_policy(seed=5), finetune="lora", lr=0.0, gradient_checkpointing=True)
+    model = checkpointed.model
+    assert getattr(model, "is_activation_checkpointing", None) or model.is_gradient_checkpointing
+    for a, b in zip(plain.model.parameters(), checkpointed.model.parameters(), strict=True):
+        assert torch.equal(a, b)
+    rows = make_rows(plain, n=3, seed=6)
+    got = [grads(learner, rows, SETTINGS, budget=10**6)[0] for learner in (plain, checkpointed)]
+    assert_same(*got)
+
+
+def test_bfloat16_base_weights_keep_fp32_adapters_and_fp32_logprobs():
+    policy = tiny_random_policy(seed=7)
+    policy.model.to(torch.bfloat16)
+    learner = Learner(policy, finetune="lora", lr=0.0)
+    dtypes = {n.split(".")[-2] if "lora_" in n else "base": p.dtype for n, p in learner.model.named_parameters()}
+    assert dtypes["base"] == torch.bfloat16
+    assert {p.dtype for p in learner.trainable} == {torch.float32}
+    rows = make_rows(learner, n=2, seed=8)
+    assert all(lp.dtype == torch.float32 for lp in learner.logprobs([r.score for r in rows], grad=False))
