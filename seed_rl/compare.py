@@ -115,17 +115,13 @@ def evaluate_untrained(
     if path.is_file():
         return json.loads(path.read_text(encoding="utf-8"))
     from seed_agent.models import load_named_policy
-    from seed_agent.policies.base import SamplingParams
-    from seed_agent.prompts import PromptBuilder, prompt_spec
-    from seed_rl.envs import env_kwargs
+    from seed_rl.envs import run_env_kwargs, run_prompt_builder, run_sampling
     from seed_rl.evaluate import evaluate
 
     policy = load_named_policy(cfg.model, dtype=cfg.dtype, vlm=cfg.visual, seed=cfg.seed)
-    builder = PromptBuilder(prompt_spec(cfg.env), style=cfg.style, one_shot=cfg.one_shot, visual=cfg.visual)
-    kwargs = env_kwargs(cfg.env, "valid_unseen", cfg.visual, dict(cfg.env_kwargs))
-    if cfg.max_steps:
-        kwargs["max_episode_steps"] = cfg.max_steps
-    sampling = SamplingParams(temperature=cfg.temperature, top_p=cfg.top_p, max_new_tokens=cfg.max_new_tokens)
+    builder = run_prompt_builder(cfg)
+    kwargs = run_env_kwargs(cfg, "valid_unseen")
+    sampling = run_sampling(cfg)
     result = evaluate(
         policy,
         builder,

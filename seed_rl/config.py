@@ -83,6 +83,7 @@ class TrainConfig:
     max_new_tokens: int = 32
     style: str = "act"
     one_shot: bool = True
+    history_length: int = -1  # turns of history in each prompt; -1: the env's own (SEED's settings)
     visual: bool = False
     # SEED
     lambda_opd: float = 0.01

@@ -1,13 +1,18 @@
-"""How seed_rl builds envs: the keywords for ``gym.make``, shared by play, training and evaluation."""
+"""How seed_rl builds envs, prompts and sampling settings, shared by play, training and evaluation."""
 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
 
 import seed_envs  # noqa: F401  (registers the ids)
+from seed_agent.chat import ChatPrompt
+from seed_agent.policies.base import SamplingParams
+from seed_agent.prompts import PromptBuilder, prompt_spec
+from seed_rl.config import TrainConfig
 
 
 def env_kwargs(env_id: str, split: str, visual: bool, extra: dict[str, Any]) -> dict[str, Any]:
@@ -23,3 +28,38 @@ def env_kwargs(env_id: str, split: str, visual: bool, extra: dict[str, Any]) -> 
 def make_env(env_id: str, split: str, visual: bool, extra: dict[str, Any]) -> Any:
     """One env as ``seed play`` builds it (see :func:`env_kwargs`)."""
     return gym.make(env_id, **env_kwargs(env_id, split, visual, extra))
+
+
+def run_env_kwargs(cfg: TrainConfig, split: str) -> dict[str, Any]:
+    """The ``gym.make`` keywords of a run's env on ``split``, with the run's step limit."""
+    kwargs = env_kwargs(cfg.env, split, cfg.visual, dict(cfg.env_kwargs))
+    if cfg.max_steps:
+        kwargs["max_episode_steps"] = cfg.max_steps
+    return kwargs
+
+
+def run_prompt_builder(
+    cfg: TrainConfig,
+    count_tokens: Callable[[ChatPrompt], int] | None = None,
+    max_prompt_tokens: int | None = None,
+) -> PromptBuilder:
+    """The prompt builder of a run: its env's prompt, style, example turn and history length."""
+    return PromptBuilder(
+        prompt_spec(cfg.env),
+        style=cfg.style,
+        one_shot=cfg.one_shot,
+        visual=cfg.visual,
+        history_length=None if cfg.history_length < 0 else cfg.history_length,
+        count_tokens=count_tokens,
+        max_prompt_tokens=max_prompt_tokens,
+    )
+
+
+def run_sampling(cfg: TrainConfig, seed: int | None = None, temperature: float | None = None) -> SamplingParams:
+    """How a run samples actions (the builder adds its stop strings)."""
+    return SamplingParams(
+        temperature=cfg.temperature if temperature is None else temperature,
+        top_p=cfg.top_p,
+        max_new_tokens=cfg.max_new_tokens,
+        seed=seed,
+    )

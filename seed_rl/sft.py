@@ -31,9 +31,8 @@ import numpy as np
 import torch
 
 from seed_agent.agent import AgentStep, LLMAgent
-from seed_agent.policies.base import SamplingParams
 from seed_agent.policies.hf import TransformersPolicy
-from seed_agent.prompts import PromptBuilder, prompt_spec
+from seed_agent.prompts import PromptBuilder
 from seed_agent.skills import Skill
 from seed_agent.skills.annotate import annotate, skill_json
 from seed_agent.skills.quality import mentions_trajectory
@@ -41,7 +40,7 @@ from seed_envs.files import atomic_write_text
 from seed_envs.paths import cache_dir
 from seed_envs.vector import make_vec
 from seed_rl.config import TrainConfig
-from seed_rl.envs import env_kwargs
+from seed_rl.envs import run_env_kwargs, run_prompt_builder, run_sampling
 from seed_rl.learner import Learner, LoraSettings, ScoreRow
 from seed_rl.losses import token_mean
 from seed_rl.progress import bar
@@ -198,7 +197,7 @@ def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> d
 
 def collect_stage1_data(cfg: TrainConfig, policy: TransformersPolicy) -> Stage1Data:
     """Trajectories of train tasks (for the pairs) and of held-out ``valid_seen`` tasks (to measure)."""
-    builder = PromptBuilder(prompt_spec(cfg.env), style=cfg.style, one_shot=cfg.one_shot, visual=cfg.visual)
+    builder = run_prompt_builder(cfg)
     train = _episodes(cfg, policy, builder, "train", cfg.sft_tasks, cfg.sft_rollouts, offset=0)
     held = max(1, cfg.sft_eval_trajectories // 2)
     held_out = _episodes(cfg, policy, builder, "valid_seen", held, 2, offset=1)
@@ -214,9 +213,7 @@ def _episodes(
     rollouts: int,
     offset: int,
 ) -> list[Episode]:
-    kwargs = env_kwargs(cfg.env, split, cfg.visual, dict(cfg.env_kwargs))
-    if cfg.max_steps:
-        kwargs["max_episode_steps"] = cfg.max_steps
+    kwargs = run_env_kwargs(cfg, split)
     rng = np.random.default_rng([cfg.seed, 10_000 + offset])
     per_kind = max(1, rollouts // 2)
     with make_vec(cfg.env, min(tasks * per_kind, 32), backend="sync", **kwargs) as vec:
@@ -227,9 +224,7 @@ def _episodes(
             for k, i in enumerate(indices)
             for _ in range(per_kind)
         ]
-        sampling = SamplingParams(
-            temperature=cfg.temperature, max_new_tokens=cfg.max_new_tokens, seed=cfg.seed * 31 + offset
-        )
+        sampling = run_sampling(cfg, seed=cfg.seed * 31 + offset)
         with torch.no_grad(), bar(2 * len(starts), f"stage 1 rollouts ({split})", cfg.progress) as progress:
             own = run_episodes(
                 vec,
@@ -271,7 +266,7 @@ def skill_pairs(cfg: TrainConfig, episodes: Sequence[Episode], settings: Analyze
         if not isinstance(skill, Skill):
             continue
         prompt = settings.prompt(episode)
-        target = skill_json(skill)
+        target = skill_json(skill, step_skills=settings.step_skills)
         if not target.startswith(prompt.prefill):
             raise ValueError(f"the skill JSON does not start with the analyzer prefill {prompt.prefill!r}")
         pairs.append((prompt, target[len(prompt.prefill) :]))

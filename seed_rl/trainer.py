@@ -34,14 +34,12 @@ import yaml
 
 from seed_agent.agent import LLMAgent
 from seed_agent.models import load_named_policy
-from seed_agent.policies.base import SamplingParams
-from seed_agent.prompts import PromptBuilder, prompt_spec
 from seed_agent.skills import Skill, SkillLibrary, SkillResult
 from seed_envs.vector import make_vec
 from seed_rl.advantages import grpo_advantages
 from seed_rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from seed_rl.config import ConfigError, TrainConfig
-from seed_rl.envs import env_kwargs
+from seed_rl.envs import run_env_kwargs, run_prompt_builder, run_sampling
 from seed_rl.evaluate import EvalResult, evaluate
 from seed_rl.learner import Learner, LoraSettings, ScoreRow
 from seed_rl.progress import bar
@@ -130,17 +128,8 @@ class Trainer:
         )
         reserve = cfg.skill_reserve_tokens if cfg.algo == "seed" else 0
         self.max_prompt_tokens = self.learner.context_length - cfg.max_new_tokens
-        self.builder = PromptBuilder(
-            prompt_spec(cfg.env),
-            style=cfg.style,
-            one_shot=cfg.one_shot,
-            visual=cfg.visual,
-            count_tokens=self.learner.count_tokens,
-            max_prompt_tokens=self.max_prompt_tokens - reserve,
-        )
-        kwargs = env_kwargs(cfg.env, cfg.split, cfg.visual, dict(cfg.env_kwargs))
-        if cfg.max_steps:
-            kwargs["max_episode_steps"] = cfg.max_steps
+        self.builder = run_prompt_builder(cfg, self.learner.count_tokens, self.max_prompt_tokens - reserve)
+        kwargs = run_env_kwargs(cfg, cfg.split)
         n_envs = cfg.tasks_per_update * cfg.group_size
         self.vec = make_vec(
             cfg.env, n_envs, workers=cfg.workers or None, backend="process" if cfg.workers else "sync", **kwargs
@@ -280,12 +269,7 @@ class Trainer:
             for k, index in enumerate(self.tasks(u))
             for _ in range(cfg.group_size)
         ]
-        sampling = SamplingParams(
-            temperature=cfg.temperature,
-            top_p=cfg.top_p,
-            max_new_tokens=cfg.max_new_tokens,
-            seed=(cfg.seed * 1_000_003 + u * 7_919) % 2**31,
-        )
+        sampling = run_sampling(cfg, seed=(cfg.seed * 1_000_003 + u * 7_919) % 2**31)
         agent = LLMAgent(self.learner.policy, self.builder, sampling)
         record_expert = cfg.algo == "seed" and cfg.analyzer == "scripted"
         with torch.no_grad(), bar(len(starts), "rollout", cfg.progress) as progress:
@@ -453,22 +437,9 @@ class Trainer:
     ) -> EvalResult:
         """The current policy on fixed tasks of ``split``, with no skill (the paper's deployment)."""
         cfg = self.cfg
-        builder = PromptBuilder(
-            prompt_spec(cfg.env),
-            style=cfg.style,
-            one_shot=cfg.one_shot,
-            visual=cfg.visual,
-            count_tokens=self.learner.count_tokens,
-            max_prompt_tokens=self.max_prompt_tokens,
-        )
-        kwargs = env_kwargs(cfg.env, split, cfg.visual, dict(cfg.env_kwargs))
-        if cfg.max_steps:
-            kwargs["max_episode_steps"] = cfg.max_steps
-        sampling = SamplingParams(
-            temperature=cfg.temperature if temperature is None else temperature,
-            top_p=cfg.top_p,
-            max_new_tokens=cfg.max_new_tokens,
-        )
+        builder = run_prompt_builder(cfg, self.learner.count_tokens, self.max_prompt_tokens)
+        kwargs = run_env_kwargs(cfg, split)
+        sampling = run_sampling(cfg, temperature=temperature)
         return evaluate(
             self.learner.policy,
             builder,

@@ -1,7 +1,7 @@
 """The analyzer prompt: a finished trajectory in, a request for one hindsight skill out.
 
 The prompt shows the task, whether the episode succeeded, and every step (observation,
-the agent's reply, and whether its action was valid). It asks for a JSON object::
+the agent's reply where it says more than its action, the action, and whether it was valid). It asks for a JSON object::
 
     {"episode_summary": "...", "episode_skill": "...",
      "step_skills": [{"step": 3, "skill": "..."}]}        # step_skills optional
@@ -17,6 +17,8 @@ visual variant puts an image placeholder in each step that had an image.
 """
 
 from __future__ import annotations
+
+import re
 
 from seed_agent.chat import IMAGE_PLACEHOLDER, ChatPrompt, Section
 from seed_agent.history import cut_text
@@ -89,10 +91,9 @@ def analyzer_prompt(
         block = [f"Step {number}", f"Observation: {cut_text(step.observation, observation_chars)}"]
         if visual and step.has_image:
             block.append(f"Image: {IMAGE_PLACEHOLDER}")
-        block += [
-            f"Agent response: {cut_text(step.response.strip(), response_chars)}",
-            f"Action: {step.action if step.action is not None else '(none parsed)'} [{validity}]",
-        ]
+        if not _only_the_action(step.response, step.action):  # a bare "<action>up</action>" adds nothing
+            block.append(f"Agent response: {cut_text(step.response.strip(), response_chars)}")
+        block.append(f"Action: {step.action if step.action is not None else '(none parsed)'} [{validity}]")
         lines.append("\n".join(block))
     steps_text = "\n\n".join(lines) if lines else "(the episode has no steps)"
     request = JSON_REQUEST if step_skills else EPISODE_ONLY_JSON_REQUEST
@@ -106,6 +107,14 @@ def analyzer_prompt(
     return ChatPrompt(
         system=ANALYZER_SYSTEM, sections=sections, prefill=prefill, meta={"env": trajectory.env, "analyzer": True}
     )
+
+
+_TAGS = re.compile(r"</?(action|search|answer)\s*>", re.IGNORECASE)
+
+
+def _only_the_action(response: str, action: str | None) -> bool:
+    """The reply is the action in its tags and nothing more (the act style's replies)."""
+    return action is not None and " ".join(_TAGS.sub(" ", response).split()) == " ".join(action.split())
 
 
 def analyzer_images(trajectory: Trajectory, images: list) -> list:

@@ -50,7 +50,9 @@ def test_analyzer_prompt_success_and_failure():
     for text in (ok, bad):
         assert "Task: put a cool mug in cabinet." in text
         assert "Step 1" in text and "Step 3" in text and "Observation: The fridge 1 is closed." in text
-        assert "Agent response: <action>take mug 1</action>" in text
+        # a reply that says more than its action is shown; a bare tagged action is not repeated
+        assert "Agent response: <think>go</think><action>go to fridge 1</action>" in text
+        assert "Agent response: <action>take mug 1</action>" not in text and "Action: take mug 1" in text
         assert "INVALID (not_admissible)" in text and "[valid]" in text
         for key in ("episode_summary", "episode_skill", "step_skills"):
             assert key in text
