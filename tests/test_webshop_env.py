@@ -95,6 +95,25 @@ def test_expert_buys_the_goal_for_full_reward(data_dir, split):
     assert solved >= 6
 
 
+def test_the_expert_plans_from_the_current_page(data_dir):
+    """Replanning at every step and taking the plan's first action buys the goal: the plan starts
+    from where the agent is (on the product's page it only picks what is missing)."""
+    env = make(data_dir)
+    replanned = 0
+    for index in range(6):
+        env.reset(options={"split": "train", "index": index})
+        first = env.unwrapped.expert_plan()
+        if first is None:
+            continue
+        for step in range(len(first)):
+            plan = env.unwrapped.expert_plan()
+            assert plan is not None and len(plan) == len(first) - step  # no fresh search mid-way
+            obs, reward, terminated, _, info = env.step(plan[0])
+        assert terminated and info["won"]
+        replanned += 1
+    assert replanned >= 4
+
+
 def test_wrong_purchase_scores_below_one(data_dir):
     env = make(data_dir)
     _, info = env.reset(options={"split": "train", "index": 5})

@@ -178,7 +178,9 @@ class WebShopEnv(SeedEnv):
 
     # ---------------------------------------------------------------- expert
     def expert_plan(self) -> list[str] | None:
-        """Search for the goal's product by title, open it, pick the goal's options, buy.
+        """From the current page: search for the goal's product by title, open it, pick the goal's
+        options, buy. On the goal product's page it only picks the options still missing and buys;
+        on a results page that lists the product it opens it; elsewhere it searches again.
 
         None when the episode is over or the product is not in the top 50 for its title.
         """
@@ -187,14 +189,20 @@ class WebShopEnv(SeedEnv):
             return None
         goal = session.goal
         product = self.data.product_by_asin[goal["asin"]]
+        asin = goal["asin"].lower()
+        options = self._option_values(goal, product)
+        if session.kind == "item_page" and (session.asin or "").lower() == asin:
+            chosen = set(session.options.values())
+            return [f"click[{v}]" for v in options if v not in chosen] + ["click[buy now]"]
+        if session.kind == "search_results" and any(str(p["asin"]).lower() == asin for p in session.results):
+            return [f"click[{asin}]"] + [f"click[{v}]" for v in options] + ["click[buy now]"]
         query = " ".join(str(product["Title"]).lower().replace("[", " ").replace("]", " ").split())
         found = self.engine.search(query)
         if goal["asin"] not in found or not query:
             return None
         position = found.index(goal["asin"])
-        plan = [f"search[{query}]"] + ["click[next >]"] * (position // 10) + [f"click[{goal['asin'].lower()}]"]
-        for value in self._option_values(goal, product):
-            plan.append(f"click[{value}]")
+        plan = [f"search[{query}]"] + ["click[next >]"] * (position // 10) + [f"click[{asin}]"]
+        plan += [f"click[{value}]" for value in options]
         plan.append("click[buy now]")
         return plan
 
