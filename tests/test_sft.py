@@ -1,0 +1,105 @@
+"""Stage 1: trajectory -> skill pairs (scripted or from an external analyzer), SFT, the cache."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("peft")
+
+from seed_agent.policies.base import Completion  # noqa: E402
+from seed_agent.policies.server import serve_policy  # noqa: E402
+from seed_agent.skills import extract_skill  # noqa: E402
+from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
+from seed_rl.config import load_config  # noqa: E402
+from seed_rl.sft import collect_stage1_data, run_stage1, skill_pairs  # noqa: E402
+from seed_rl.skill_pass import AnalyzerSettings  # noqa: E402
+
+TINY = [
+    "model=tiny-random",
+    "max_steps=4",
+    "progress=false",
+    "max_new_tokens=6",
+    "sft_tasks=3",
+    "sft_rollouts=2",
+    "sft_epochs=1",
+    "sft_eval_trajectories=2",
+    "analyzer_max_new_tokens=12",
+]
+
+
+@pytest.fixture(scope="module")
+def data():
+    cfg = load_config("sokoban_seed", TINY)
+    return cfg, collect_stage1_data(cfg, tiny_random_policy())
+
+
+def test_stage1_trajectories_come_from_the_policy_and_a_noisy_expert(data):
+    cfg, collected = data
+    assert len(collected.train) == 2 * cfg.sft_tasks and len(collected.held_out) >= 2
+    own, expert = collected.train[: cfg.sft_tasks], collected.train[cfg.sft_tasks :]
+    assert all(row.expert_action is not None or episode.won for episode in own for row in episode.rows[:1])
+    assert any(e.won for e in expert)  # the noise-free expert slots solve their rooms
+    assert all(r.response.startswith("<action>") for e in expert for r in e.rows)  # the policy's reply format
+    train_ids = {e.task_id for e in collected.train}
+    assert not train_ids & {e.task_id for e in collected.held_out}  # held-out tasks are other tasks
+
+
+def test_scripted_pairs_are_the_analyzer_prompt_and_the_skill_json_after_the_prefill(data):
+    cfg, collected = data
+    settings = AnalyzerSettings(prefill=True)
+    pairs = skill_pairs(cfg, collected.train, settings)
+    assert len(pairs) == len(collected.train)
+    for prompt, target in pairs:
+        assert prompt.prefill and "Trajectory:" in prompt.user_text
+        skill = extract_skill(prompt.prefill + target)
+        assert skill.episode_skill and "step_skills" not in target
+
+
+class CannedAnalyzer:
+    """An external analyzer stand-in: answers every analyzer prompt with one fixed skill."""
+
+    REPLY = '{"episode_summary": "It pushed.", "episode_skill": "Push the box toward the target."}'
+
+    def generate(self, prompts, images=None, sampling=None):
+        return [Completion(text=self.REPLY, finish_reason="stop") for _ in prompts]
+
+    def score(self, prompts, completion_token_ids, images=None, temperature=1.0):
+        raise NotImplementedError
+
+
+def test_external_pairs_come_from_an_openai_compatible_analyzer(data):
+    cfg, collected = data
+    server, thread = serve_policy(CannedAnalyzer(), port=0, model_name="analyzer")
+    try:
+        host, port = server.server_address[:2]
+        external = load_config(
+            "sokoban_seed", [*TINY, "sft_source=external", f"sft_analyzer_url=http://{host}:{port}#analyzer"]
+        )
+        pairs = skill_pairs(external, collected.train[:3], AnalyzerSettings(prefill=False))
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    assert len(pairs) == 3
+    assert all(extract_skill(t).episode_skill == "Push the box toward the target." for _, t in pairs)
+
+
+def test_stage1_trains_merges_and_caches_the_adapter(tmp_path):
+    cfg = load_config("sokoban_seed", [*TINY, f"run_dir={tmp_path / 'a'}", "sft_lr=0.01"])
+    policy = tiny_random_policy()
+    before = {n: p.detach().clone() for n, p in policy.model.named_parameters()}
+    report = run_stage1(cfg, policy, tmp_path / "a")
+    assert not report["cached"] and report["pairs"] > 0
+    assert 0.0 <= report["parse_rate_before"] <= 1.0 and 0.0 <= report["parse_rate_after"] <= 1.0
+    assert report["loss_last"] is not None
+    after = dict(policy.model.named_parameters())
+    assert set(after) == set(before)  # merged: no adapter modules left
+    assert any(not torch.equal(before[n], after[n]) for n in before)
+    assert (tmp_path / "a" / "stage1_report.json").is_file()
+    # a second run with the same settings loads the cached adapter, to the same weights
+    again = tiny_random_policy()
+    cached = run_stage1(cfg, again, tmp_path / "b")
+    assert cached["cached"]
+    for name, parameter in again.model.named_parameters():
+        assert torch.equal(parameter, after[name]), name
