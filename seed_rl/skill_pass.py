@@ -37,6 +37,8 @@ from seed_rl.rollout import Episode
 
 #: Below this parse rate a run warns: OPD then rarely fires.
 LOW_PARSE_RATE = 0.5
+#: Episodes analysed per ``generate`` call.
+ANALYSIS_CHUNK = 8
 
 
 @dataclass(frozen=True)
@@ -106,12 +108,14 @@ def write_skills(
     policy: Policy | None = None,
     library: SkillLibrary | None = None,
     count_tokens: Callable[[str], int] | None = None,
+    on_analyzed: Callable[[int], None] | None = None,
 ) -> tuple[list[SkillResult | None], SkillReport]:
     """One skill per episode (None where the episode was not analysed, e.g. a success under
     ``failed_only``). ``source``: ``policy`` (greedy generation with ``policy``), ``scripted``
     or ``library`` (retrieval from ``library`` by task type and task text).
 
-    ``count_tokens`` measures a skill's length for the report (the policy's tokenizer).
+    ``count_tokens`` measures a skill's length for the report (the policy's tokenizer);
+    ``on_analyzed(n)`` is called as each chunk of ``n`` episodes is done.
     """
     started = time.perf_counter()
     chosen = [i for i, e in enumerate(episodes) if not (settings.failed_only and e.won)]
@@ -127,7 +131,14 @@ def write_skills(
                 analyzer_images(episodes[i].trajectory(), [r.images[0] if r.images else None for r in episodes[i].rows])
                 for i in chosen
             ]
-        completions = policy.generate(prompts, images=images, sampling=settings.sampling) if prompts else []
+        completions = []
+        for start in range(0, len(prompts), ANALYSIS_CHUNK):  # chunks, so progress can be shown
+            part = slice(start, start + ANALYSIS_CHUNK)
+            completions += policy.generate(
+                prompts[part], images=images[part] if images else None, sampling=settings.sampling
+            )
+            if on_analyzed is not None:
+                on_analyzed(len(prompts[part]))
         for i, prompt, completion in zip(chosen, prompts, completions, strict=True):
             skills[i] = extract_skill(prompt.prefill + completion.text)
             report.generated_tokens += len(completion.token_ids)

@@ -302,9 +302,14 @@ class Trainer:
                 if cfg.analyzer == "frozen-initial"
                 else (contextlib.nullcontext(self.learner.policy))
             )
-            with weights as analyzer, torch.no_grad():
+            with weights as analyzer, torch.no_grad(), bar(len(episodes), "analysis", cfg.progress) as progress:
                 skills, report = write_skills(
-                    episodes, source="policy", settings=self.analyzer, policy=analyzer, count_tokens=count
+                    episodes,
+                    source="policy",
+                    settings=self.analyzer,
+                    policy=analyzer,
+                    count_tokens=count,
+                    on_analyzed=progress.update,
                 )
         if cfg.skills == "static-library" and u < cfg.library_updates:
             add_to_library(self.library, episodes, skills)
