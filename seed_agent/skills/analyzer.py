@@ -1,7 +1,8 @@
 """The analyzer prompt: a finished trajectory in, a request for one hindsight skill out.
 
 The prompt shows the task, whether the episode succeeded, and every step (observation,
-the agent's reply where it says more than its action, the action, and whether it was valid). It asks for a JSON object::
+the agent's reply where it says more than its action, the action, and whether it was valid;
+long lines an earlier step already showed, such as a legend, are not repeated). It asks for a JSON object::
 
     {"episode_summary": "...", "episode_skill": "...",
      "step_skills": [{"step": 3, "skill": "..."}]}        # step_skills optional
@@ -86,9 +87,11 @@ def analyzer_prompt(
         f"Outcome: {outcome} after {len(trajectory.steps)} step(s) (score {trajectory.score:g})."
     )
     lines = []
+    seen: set[str] = set()
     for number, step in enumerate(trajectory.steps, start=1):
         validity = "valid" if step.valid else f"INVALID ({step.error or 'rejected'})"
-        block = [f"Step {number}", f"Observation: {cut_text(step.observation, observation_chars)}"]
+        observation = cut_text(_without_repeated_lines(step.observation, seen), observation_chars)
+        block = [f"Step {number}", f"Observation: {observation}"]
         if visual and step.has_image:
             block.append(f"Image: {IMAGE_PLACEHOLDER}")
         if not _only_the_action(step.response, step.action):  # a bare "<action>up</action>" adds nothing
@@ -107,6 +110,24 @@ def analyzer_prompt(
     return ChatPrompt(
         system=ANALYZER_SYSTEM, sections=sections, prefill=prefill, meta={"env": trajectory.env, "analyzer": True}
     )
+
+
+#: Lines at least this long that an earlier step already showed are not shown again.
+REPEATED_LINE_CHARS = 40
+
+
+def _without_repeated_lines(observation: str, seen: set[str]) -> str:
+    """``observation`` without the long lines an earlier step showed (a legend, the task text,
+    a page header); short lines (grid rows) always stay. ``seen`` collects the long lines."""
+    kept = []
+    for line in observation.splitlines():
+        key = line.strip()
+        if len(key) >= REPEATED_LINE_CHARS:
+            if key in seen:
+                continue
+            seen.add(key)
+        kept.append(line)
+    return "\n".join(kept)
 
 
 _TAGS = re.compile(r"</?(action|search|answer)\s*>", re.IGNORECASE)

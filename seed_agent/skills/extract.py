@@ -3,8 +3,10 @@
 Models wrap JSON in code fences, add text after it, use single quotes, or leave a
 trailing comma. :func:`extract_skill` tries, in order, on the first balanced ``{...}``
 object (inside a fenced block if there is one): strict JSON; JSON with trailing commas
-removed; a Python literal (single quotes). A reply with no usable ``episode_skill``
-gives a :class:`NoSkill` that says why. It never raises.
+removed; a Python literal (single quotes). When no object parses but the reply holds a
+complete ``"episode_skill": "..."`` string (a reply cut off after it, as small models' often
+are), that string is the skill. A reply with no usable ``episode_skill`` gives a
+:class:`NoSkill` that says why. It never raises.
 """
 
 from __future__ import annotations
@@ -67,7 +69,22 @@ def _extract(reply: object) -> SkillResult:
         data = _load(obj_text)
         if isinstance(data, dict):
             return _to_skill(data, reply)
+    salvaged = _string_field(text, "episode_skill")
+    if salvaged:  # the object was cut off (or never closed) after a complete episode_skill string
+        return Skill(episode_skill=salvaged, episode_summary=_string_field(text, "episode_summary"))
     return NoSkill(reason="no JSON object found", raw=_preview(reply))
+
+
+def _string_field(text: str, key: str) -> str:
+    """The complete JSON string value of the first ``"key": "..."`` in ``text``, or ""."""
+    match = re.search(r'"' + key + r'"\s*:\s*(?=")', text)
+    if match is None:
+        return ""
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text, match.end())
+    except ValueError:
+        return ""
+    return _text(value)
 
 
 def _first_object(text: str) -> str | None:

@@ -61,6 +61,14 @@ def test_analyzer_prompt_success_and_failure():
     assert "FAILURE" in bad and "core mistake" in bad and "warning signs" in bad and "avoidance rule" in bad
 
 
+def test_analyzer_prompt_shows_a_repeated_long_line_once_and_keeps_short_ones():
+    legend = "Legend: # wall, _ floor, O target, X box, * box on a target, P you."
+    steps = [StepRecord(f"######\n#P_X{i}#\n######\n{legend}", "<action>up</action>", "up", True) for i in range(3)]
+    text = analyzer_prompt(Trajectory(env="sokoban", task="push", steps=steps, won=False)).user_text
+    assert text.count(legend) == 1
+    assert text.count("######") == 6 and all(f"#P_X{i}#" in text for i in range(3))
+
+
 def test_visual_analyzer_has_a_placeholder_per_image():
     traj = trajectory(False, images=True)
     prompt = analyzer_prompt(traj, visual=True)
@@ -91,6 +99,16 @@ def test_extraction_tolerates_common_mistakes():
         assert skill.for_step(2) == "Open the fridge first." and skill.for_step(1) is None
     as_dict = extract_skill('{"episode_skill": "x", "step_skills": {"3": "y", "zero": "z", "0": "w"}}')
     assert as_dict.step_skills == ((3, "y"),)
+
+
+def test_a_cut_off_reply_keeps_a_complete_episode_skill():
+    cut = '{"episode_summary": "It pushed.", "episode_skill": "Push \\"down\\" first.", "step_skills": [{"step'
+    skill = extract_skill(cut)
+    assert isinstance(skill, Skill) and skill.episode_skill == 'Push "down" first.'
+    assert skill.episode_summary == "It pushed." and skill.step_skills == ()
+    # an unfinished skill string is no skill
+    assert isinstance(extract_skill('{"episode_summary": "It pushed.", "episode_skill": "Push dow'), NoSkill)
+    assert isinstance(extract_skill('{"episode_summary": "The agent pushed the box. The box'), NoSkill)
 
 
 def test_extraction_failures_are_typed():
