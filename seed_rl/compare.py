@@ -115,8 +115,8 @@ def evaluate_untrained(
     if path.is_file():
         return json.loads(path.read_text(encoding="utf-8"))
     from seed_agent.models import load_named_policy
-    from seed_rl.envs import run_env_kwargs, run_prompt_builder, run_sampling
     from seed_rl.evaluate import evaluate
+    from seed_rl.run_setup import run_env_kwargs, run_prompt_builder, run_sampling
 
     policy = load_named_policy(cfg.model, dtype=cfg.dtype, vlm=cfg.visual, seed=cfg.seed)
     builder = run_prompt_builder(cfg)

@@ -53,6 +53,7 @@ class TrainConfig:
     lora_rank: int = 16
     lora_alpha: int = 32
     lora_targets: list[str] = field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
+    lora_layers: int = 0  # > 0: adapters in the top N decoder layers only (the backward stops there)
     dtype: str = "float32"
     gradient_checkpointing: bool = False
     threads: int = 0  # 0: leave torch's default

@@ -72,10 +72,14 @@ def pack_by_tokens(lengths: Sequence[int], budget: int) -> list[list[int]]:
 
 @dataclass(frozen=True)
 class LoraSettings:
+    """LoRA adapters on ``targets``; ``layers`` > 0 puts them in the top ``layers`` decoder layers
+    only, so the backward pass stops there (cheaper on CPU)."""
+
     rank: int = 16
     alpha: int = 32
     targets: tuple[str, ...] = DEFAULT_LORA_TARGETS
     dropout: float = 0.0
+    layers: int = 0
 
 
 class Learner:
@@ -105,12 +109,21 @@ class Learner:
             from peft import LoraConfig, get_peft_model
 
             settings = lora or LoraSettings()
+            only_top: dict[str, Any] = {}
+            if settings.layers > 0:
+                text_config = getattr(model.config, "text_config", None) or model.config
+                total = int(text_config.num_hidden_layers)
+                only_top = {
+                    "layers_to_transform": list(range(max(0, total - settings.layers), total)),
+                    "layers_pattern": "layers",
+                }
             config = LoraConfig(
                 r=settings.rank,
                 lora_alpha=settings.alpha,
                 lora_dropout=settings.dropout,
                 target_modules=list(settings.targets),
                 bias="none",
+                **only_top,
             )
             self.peft_model = get_peft_model(model, config)  # injects the adapters into `model` itself
         else:

@@ -40,11 +40,11 @@ from seed_envs.files import atomic_write_text
 from seed_envs.paths import cache_dir
 from seed_envs.vector import make_vec
 from seed_rl.config import TrainConfig
-from seed_rl.envs import run_env_kwargs, run_prompt_builder, run_sampling
-from seed_rl.learner import Learner, LoraSettings, ScoreRow
+from seed_rl.learner import Learner, ScoreRow
 from seed_rl.losses import token_mean
 from seed_rl.progress import bar
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
+from seed_rl.run_setup import run_env_kwargs, run_lora_settings, run_prompt_builder, run_sampling
 from seed_rl.skill_pass import AnalyzerSettings, write_skills
 
 #: Random-action rates of the noisy expert, cycled over its episodes.
@@ -112,6 +112,7 @@ def stage1_key(cfg: TrainConfig) -> str:
         "lora_rank",
         "lora_alpha",
         "lora_targets",
+        "lora_layers",
         "dtype",
         "step_skills",
         "analyzer_prefill",
@@ -131,7 +132,7 @@ def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> d
     learner = Learner(
         policy,
         finetune="lora",
-        lora=LoraSettings(cfg.lora_rank, cfg.lora_alpha, tuple(cfg.lora_targets)),
+        lora=run_lora_settings(cfg),
         lr=cfg.sft_lr,
         token_budget=cfg.token_budget,
         keep_reference=False,

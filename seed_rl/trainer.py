@@ -39,12 +39,12 @@ from seed_envs.vector import make_vec
 from seed_rl.advantages import grpo_advantages
 from seed_rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from seed_rl.config import ConfigError, TrainConfig
-from seed_rl.envs import run_env_kwargs, run_prompt_builder, run_sampling
 from seed_rl.evaluate import EvalResult, evaluate
-from seed_rl.learner import Learner, LoraSettings, ScoreRow
+from seed_rl.learner import Learner, ScoreRow
 from seed_rl.progress import bar
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
 from seed_rl.run_log import RunLog
+from seed_rl.run_setup import run_env_kwargs, run_lora_settings, run_prompt_builder, run_sampling
 from seed_rl.skill_pass import (
     AnalyzerSettings,
     SkillReport,
@@ -118,7 +118,7 @@ class Trainer:
         self.learner = Learner(
             self.policy,
             finetune=cfg.finetune,
-            lora=LoraSettings(cfg.lora_rank, cfg.lora_alpha, tuple(cfg.lora_targets)),
+            lora=run_lora_settings(cfg),
             lr=cfg.lr,
             weight_decay=cfg.weight_decay,
             grad_clip=cfg.grad_clip,

@@ -1,4 +1,5 @@
-"""How seed_rl builds envs, prompts and sampling settings, shared by play, training and evaluation."""
+"""How a run builds its parts from its config: env keywords, the prompt builder, sampling and
+LoRA settings; shared by play, training, Stage 1 and evaluation."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import SamplingParams
 from seed_agent.prompts import PromptBuilder, prompt_spec
 from seed_rl.config import TrainConfig
+from seed_rl.learner import LoraSettings
 
 
 def env_kwargs(env_id: str, split: str, visual: bool, extra: dict[str, Any]) -> dict[str, Any]:
@@ -63,3 +65,8 @@ def run_sampling(cfg: TrainConfig, seed: int | None = None, temperature: float |
         max_new_tokens=cfg.max_new_tokens,
         seed=seed,
     )
+
+
+def run_lora_settings(cfg: TrainConfig) -> LoraSettings:
+    """The run's LoRA adapters (rank, alpha, target modules, the top layers they go in)."""
+    return LoraSettings(cfg.lora_rank, cfg.lora_alpha, tuple(cfg.lora_targets), layers=cfg.lora_layers)
