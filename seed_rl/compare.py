@@ -20,8 +20,8 @@ from typing import Any
 
 from seed_rl.checkpoint import latest_checkpoint
 from seed_rl.config import ConfigError, TrainConfig, load_config
+from seed_rl.plots import plot_comparison
 from seed_rl.run_log import read_metrics
-from seed_rl.stats import proportion_ci
 from seed_rl.tables import markdown_table
 
 #: The overrides that make each arm. "seed-scripted" is a diagnostic (oracle skills), never the SEED row.
@@ -34,6 +34,8 @@ ARMS: dict[str, tuple[str, ...]] = {
     "seed-lambda0": ("algo=seed", "sft=true", "analyzer=self", "skills=on-policy", "lambda_opd=0"),
     "seed-scripted": ("algo=seed", "sft=false", "analyzer=scripted", "skills=on-policy"),
 }
+#: How the table names an arm where its name alone could mislead.
+LABELS = {"seed-scripted": "seed-scripted (diagnostic: oracle skills, not SEED)"}
 #: What must be equal for two arms to be compared.
 BUDGET_KEYS = (
     "env",
@@ -178,7 +180,7 @@ def comparison_table(untrained: dict[str, Any], arms: list[ArmResult], differing
         n = arm.config.tasks_per_update * arm.config.group_size
         rows.append(
             [
-                arm.name,
+                LABELS.get(arm.name, arm.name),
                 _pct(e["success"], e["success_low"], e["success_high"]),
                 f"{100 * e['invalid_rate']:.1f}",
                 f"{100 * first['success']:.0f} -> {100 * last['success']:.0f} (n={n} each)",
@@ -204,23 +206,7 @@ def _fmt(value: float) -> str:
     return "" if math.isnan(value) else f"{value:.2f}"
 
 
-def learning_curve_band(
-    metrics: list[dict[str, Any]], n: int
-) -> tuple[list[int], list[float], list[float], list[float]]:
-    """Per update: training success and its Wilson 95% band over the update's ``n`` episodes."""
-    xs, ys, lows, highs = [], [], [], []
-    for m in metrics:
-        estimate = proportion_ci(round(m["success"] * n), n)
-        xs.append(m["update"])
-        ys.append(estimate.mean)
-        lows.append(estimate.low)
-        highs.append(estimate.high)
-    return xs, ys, lows, highs
-
-
 def write_outputs(out: Path, untrained: dict[str, Any], arms: list[ArmResult], differing: list[str]) -> str:
-    from seed_rl.plots import plot_comparison
-
     table = comparison_table(untrained, arms, differing)
     (out / "comparison.md").write_text(table + "\n", encoding="utf-8")
     data = {

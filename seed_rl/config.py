@@ -96,6 +96,7 @@ class TrainConfig:
     step_skills: bool = False
     analyzer_max_new_tokens: int = 160
     analyzer_prefill: bool = True
+    analyzer_repetition_penalty: float = 1.2  # greedy analysis by small models loops without it
     skill_reserve_tokens: int = 160  # prompt room kept free for an injected skill
     # Stage 1 (SFT of the analyzer role)
     sft: bool = False
@@ -103,7 +104,8 @@ class TrainConfig:
     sft_tasks: int = 24
     sft_rollouts: int = 2
     sft_epochs: int = 3
-    sft_lr: float = 2e-4
+    sft_lr: float = 1e-3
+    sft_skill_words: int = 80  # the scripted skills' length cap (the analyzer prompt asks for < 80)
     sft_eval_trajectories: int = 8
     sft_analyzer_url: str = ""  # OpenAI-compatible server for sft_source=external
     # runs
@@ -220,6 +222,11 @@ def _coerce(key: str, value: Any, hint: Any) -> Any:
     expected = origin or hint
     if expected is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if expected is float and isinstance(value, str):  # YAML reads 1e-3 (no dot) as a string
+        try:
+            return float(value)
+        except ValueError:
+            pass
     if expected is str and isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
     if expected is list and isinstance(value, str):

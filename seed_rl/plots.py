@@ -6,6 +6,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from seed_rl.stats import proportion_ci
+
+
+def learning_curve_band(
+    metrics: list[dict[str, Any]], n: int
+) -> tuple[list[int], list[float], list[float], list[float]]:
+    """Per update: training success and its Wilson 95% band over the update's ``n`` episodes."""
+    xs, ys, lows, highs = [], [], [], []
+    for m in metrics:
+        estimate = proportion_ci(round(m["success"] * n), n)
+        xs.append(m["update"])
+        ys.append(estimate.mean)
+        lows.append(estimate.low)
+        highs.append(estimate.high)
+    return xs, ys, lows, highs
+
 
 def plot_comparison(path: Path, untrained: dict[str, Any], arms: Sequence[Any]) -> Path:
     """Left: each arm's training success per update (Wilson 95% band). Right: success on the fixed
@@ -14,8 +30,6 @@ def plot_comparison(path: Path, untrained: dict[str, Any], arms: Sequence[Any]) 
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from seed_rl.compare import learning_curve_band
 
     fig, (curves, bars) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 2]})
     for arm in arms:

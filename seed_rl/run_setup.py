@@ -15,6 +15,7 @@ from seed_agent.policies.base import SamplingParams
 from seed_agent.prompts import PromptBuilder, prompt_spec
 from seed_rl.config import TrainConfig
 from seed_rl.learner import LoraSettings
+from seed_rl.skill_pass import AnalyzerSettings
 
 
 def env_kwargs(env_id: str, split: str, visual: bool, extra: dict[str, Any]) -> dict[str, Any]:
@@ -70,3 +71,15 @@ def run_sampling(cfg: TrainConfig, seed: int | None = None, temperature: float |
 def run_lora_settings(cfg: TrainConfig) -> LoraSettings:
     """The run's LoRA adapters (rank, alpha, target modules, the top layers they go in)."""
     return LoraSettings(cfg.lora_rank, cfg.lora_alpha, tuple(cfg.lora_targets), layers=cfg.lora_layers)
+
+
+def run_analyzer_settings(cfg: TrainConfig) -> AnalyzerSettings:
+    """How the run's analyzer writes skills: length cap, prefill, step skills, repetition penalty."""
+    return AnalyzerSettings(
+        max_new_tokens=cfg.analyzer_max_new_tokens,
+        prefill=cfg.analyzer_prefill,
+        step_skills=cfg.step_skills,
+        failed_only=cfg.failed_only,
+        visual=cfg.visual,
+        repetition_penalty=cfg.analyzer_repetition_penalty,
+    )

@@ -23,7 +23,7 @@ import json
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ from seed_rl.learner import Learner, ScoreRow
 from seed_rl.losses import token_mean
 from seed_rl.progress import bar
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
-from seed_rl.run_setup import run_env_kwargs, run_lora_settings, run_prompt_builder, run_sampling
+from seed_rl.run_setup import run_analyzer_settings, run_env_kwargs, run_lora_settings, run_prompt_builder, run_sampling
 from seed_rl.skill_pass import AnalyzerSettings, write_skills
 
 #: Random-action rates of the noisy expert, cycled over its episodes.
@@ -109,6 +109,7 @@ def stage1_key(cfg: TrainConfig) -> str:
         "sft_rollouts",
         "sft_epochs",
         "sft_lr",
+        "sft_skill_words",
         "lora_rank",
         "lora_alpha",
         "lora_targets",
@@ -117,6 +118,7 @@ def stage1_key(cfg: TrainConfig) -> str:
         "step_skills",
         "analyzer_prefill",
         "analyzer_max_new_tokens",
+        "analyzer_repetition_penalty",
         "seed",
         "token_budget",
     )
@@ -138,12 +140,7 @@ def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> d
         keep_reference=False,
         gradient_checkpointing=cfg.gradient_checkpointing,
     )
-    settings = AnalyzerSettings(
-        max_new_tokens=cfg.analyzer_max_new_tokens,
-        prefill=cfg.analyzer_prefill,
-        step_skills=cfg.step_skills,
-        visual=cfg.visual,
-    )
+    settings = replace(run_analyzer_settings(cfg), failed_only=False)  # Stage 1 measures every episode
     if (cache / ADAPTER_FILE).is_file() and (cache / REPORT_FILE).is_file():
         from safetensors.torch import load_file
 
@@ -261,7 +258,7 @@ def skill_pairs(cfg: TrainConfig, episodes: Sequence[Episode], settings: Analyze
             episodes, source="policy", settings=settings, policy=HttpPolicy(url, model or "default")
         )
     else:
-        skills = [annotate(e.trajectory(), e.expert_plan) for e in episodes]
+        skills = [annotate(e.trajectory(), e.expert_plan, max_words=cfg.sft_skill_words) for e in episodes]
     pairs = []
     for episode, skill in zip(episodes, skills, strict=True):
         if not isinstance(skill, Skill):

@@ -50,13 +50,17 @@ class AnalyzerSettings:
     visual: bool = False
     observation_chars: int = 300
     response_chars: int = 200
+    #: Greedy decoding of a small model loops ("left, right, left, right, ..."); > 1 breaks loops.
+    repetition_penalty: float = 1.0
 
     @property
     def sampling(self) -> SamplingParams:
         """Greedy, stopped at the closing brace of the JSON object when only the episode skill is
         asked for (nested ``step_skills`` objects would end it early)."""
         stop = () if self.step_skills else ("}",)
-        return SamplingParams(temperature=0.0, max_new_tokens=self.max_new_tokens, stop=stop)
+        return SamplingParams(
+            temperature=0.0, max_new_tokens=self.max_new_tokens, stop=stop, repetition_penalty=self.repetition_penalty
+        )
 
     def prompt(self, episode: Episode) -> ChatPrompt:
         return analyzer_prompt(

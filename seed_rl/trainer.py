@@ -44,9 +44,8 @@ from seed_rl.learner import Learner, ScoreRow
 from seed_rl.progress import bar
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
 from seed_rl.run_log import RunLog
-from seed_rl.run_setup import run_env_kwargs, run_lora_settings, run_prompt_builder, run_sampling
+from seed_rl.run_setup import run_analyzer_settings, run_env_kwargs, run_lora_settings, run_prompt_builder, run_sampling
 from seed_rl.skill_pass import (
-    AnalyzerSettings,
     SkillReport,
     add_to_library,
     low_parse_rate_warning,
@@ -135,13 +134,7 @@ class Trainer:
             cfg.env, n_envs, workers=cfg.workers or None, backend="process" if cfg.workers else "sync", **kwargs
         )
         self.task_count = self.vec.call("task_count", cfg.split, env_ids=[0])[0] or UNBOUNDED_TASKS
-        self.analyzer = AnalyzerSettings(
-            max_new_tokens=cfg.analyzer_max_new_tokens,
-            prefill=cfg.analyzer_prefill,
-            step_skills=cfg.step_skills,
-            failed_only=cfg.failed_only,
-            visual=cfg.visual,
-        )
+        self.analyzer = run_analyzer_settings(cfg)
         self.losses = LossSettings(
             clip_low=cfg.clip_low,
             clip_high=cfg.clip_high,

@@ -165,6 +165,9 @@ def test_bad_config_keys_and_values_fail_before_any_work(tmp_path, capsys):
     assert "sokoban_grpo" in capsys.readouterr().err
     assert main(["train", "--config", "sokoban_grpo", "updates=many"]) == 2
     assert "int" in capsys.readouterr().err
+    assert main(["train", "--config", "sokoban_grpo", "lr=fast"]) == 2
+    assert "float" in capsys.readouterr().err
+    assert load_config("sokoban_grpo", ["lr=1e-3"]).lr == 1e-3  # YAML's 1e-3 is a string; still a float
     assert not (tmp_path / "x").exists()
 
 

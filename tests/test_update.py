@@ -247,3 +247,11 @@ def test_bfloat16_base_weights_keep_fp32_adapters_and_fp32_logprobs():
     assert {p.dtype for p in learner.trainable} == {torch.float32}
     rows = make_rows(learner, n=2, seed=8)
     assert all(lp.dtype == torch.float32 for lp in learner.logprobs([r.score for r in rows], grad=False))
+
+
+def test_lora_layers_puts_adapters_in_the_top_layers_only():
+    from seed_rl.learner import LoraSettings
+
+    learner = Learner(tiny_random_policy(seed=9), finetune="lora", lora=LoraSettings(layers=1))
+    names = [n for n, p in learner.model.named_parameters() if p.requires_grad]
+    assert names and all(".layers.1." in n for n in names)  # the tiny Llama has layers 0 and 1

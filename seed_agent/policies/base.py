@@ -38,6 +38,10 @@ class SamplingParams:
     #: Generation stops right after any of these strings appears in the new text.
     stop: tuple[str, ...] = ()
     seed: int | None = None
+    #: > 1 makes tokens already generated less likely to be chosen again (CTRL's penalty: a
+    #: positive logit is divided by it, a negative one multiplied). It changes the choice only:
+    #: recorded log-probs follow the convention above, from the unpenalised logits.
+    repetition_penalty: float = 1.0
 
     def __post_init__(self) -> None:
         if self.temperature < 0:
@@ -46,6 +50,8 @@ class SamplingParams:
             raise ValueError("top_p must be in (0, 1]")
         if self.max_new_tokens < 1:
             raise ValueError("max_new_tokens must be >= 1")
+        if self.repetition_penalty <= 0:
+            raise ValueError("repetition_penalty must be > 0")
 
     @property
     def greedy(self) -> bool:

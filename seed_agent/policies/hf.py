@@ -265,7 +265,7 @@ class TransformersPolicy:
         mask = batch.attention_mask
         for step in range(sampling.max_new_tokens):
             logits = output.logits[:, -1, :].float()
-            chosen = sample_tokens(logits, sampling, generator)
+            chosen = sample_tokens(penalise_repeats(logits, tokens, sampling.repetition_penalty), sampling, generator)
             lp = torch.log_softmax(logits / temperature, dim=-1).gather(-1, chosen[:, None])[:, 0]
             for row in range(size):
                 if finish[row]:
@@ -358,6 +358,19 @@ class TransformersPolicy:
         temperature: float = 1.0,
     ) -> list[list[float]]:
         return [t.tolist() for t in self.completion_logprobs(prompts, completion_token_ids, images, temperature)]
+
+
+def penalise_repeats(logits: torch.Tensor, previous: Sequence[Sequence[int]], penalty: float) -> torch.Tensor:
+    """``logits`` with each row's already generated tokens made less likely (``penalty`` > 1)."""
+    if penalty == 1.0 or not any(previous):
+        return logits
+    out = logits.clone()
+    for row, tokens in enumerate(previous):
+        if tokens:
+            ids = torch.tensor(sorted(set(tokens)), device=logits.device)
+            values = out[row, ids]
+            out[row, ids] = torch.where(values > 0, values / penalty, values * penalty)
+    return out
 
 
 def sample_tokens(logits: torch.Tensor, sampling: SamplingParams, generator: torch.Generator | None) -> torch.Tensor:

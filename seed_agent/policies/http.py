@@ -110,6 +110,8 @@ class HttpPolicy:
             body["include_stop_str_in_output"] = True
             if sampling.top_k > 0:
                 body["top_k"] = sampling.top_k
+            if sampling.repetition_penalty != 1.0:
+                body["repetition_penalty"] = sampling.repetition_penalty
             if prompt.prefill:
                 messages.append({"role": "assistant", "content": prompt.prefill})
                 body["continue_final_message"] = True

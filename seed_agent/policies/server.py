@@ -2,7 +2,7 @@
 
 ``POST /v1/chat/completions`` and ``GET /v1/models``, with the vLLM extensions that
 :class:`~seed_agent.policies.http.HttpPolicy` uses (``continue_final_message``,
-``include_stop_str_in_output``, ``top_k``). Image parts must be ``data:`` URLs. Meant
+``include_stop_str_in_output``, ``top_k``, ``repetition_penalty``). Image parts must be ``data:`` URLs. Meant
 for sharing one loaded model between processes (an analyzer, ``seed play``) and for
 testing the HTTP client; it serves one request at a time.
 """
@@ -82,6 +82,7 @@ def make_handler(policy: Policy, model_name: str) -> type[JsonRequestHandler]:
                     max_new_tokens=int(body.get("max_tokens") or 256),
                     stop=tuple(body.get("stop") or ()),
                     seed=body.get("seed"),
+                    repetition_penalty=float(body.get("repetition_penalty", 1.0)),
                 )
             except (KeyError, TypeError, ValueError, json.JSONDecodeError) as error:
                 self.send_json(400, {"error": {"message": f"bad request: {error}"}})

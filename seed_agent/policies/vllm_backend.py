@@ -109,6 +109,7 @@ class VLLMPolicy:
             include_stop_str_in_output=True,
             seed=sampling.seed,
             logprobs=0,
+            repetition_penalty=sampling.repetition_penalty,
         )
         outputs = self.llm.generate(self._inputs(prompts, images), params, use_tqdm=False)
         completions = []

@@ -531,3 +531,11 @@ def test_skill_words_counts_what_is_injected():
 def test_skill_json_refuses_an_empty_skill():
     with pytest.raises(ValueError):
         skill_json(Skill("   "))
+
+
+def test_max_words_caps_the_episode_skill():
+    env = gym.make("seed/Sokoban-v0", observation_mode="text")
+    trajectory = record(env, "seed/Sokoban-v0", random_agent(3), {"split": "valid_unseen", "index": 1})
+    full, short_skill = annotate(trajectory), annotate(trajectory, max_words=20)
+    assert len(short_skill.episode_skill.split()) < 20 <= len(full.episode_skill.split())
+    assert short_skill.episode_summary == full.episode_summary

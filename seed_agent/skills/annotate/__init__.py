@@ -122,12 +122,17 @@ def first_divergence(trajectory: Trajectory, expert_plan: Sequence[str] | None =
     return None
 
 
-def annotate(trajectory: Trajectory, expert_plan: Sequence[str] | None = None) -> Skill:
+def annotate(
+    trajectory: Trajectory, expert_plan: Sequence[str] | None = None, max_words: int = EPISODE_SKILL_WORD_LIMIT
+) -> Skill:
     """The hindsight skill of ``trajectory`` (see the module docstring). Deterministic.
 
     ``expert_plan``: the expert's plan from the initial state (default
     ``trajectory.info["expert_plan"]``), used where steps carry no ``expert_action``.
+    ``max_words`` caps the episode skill (at most :data:`EPISODE_SKILL_WORD_LIMIT`): shorter
+    skills are cheaper for a small analyzer to learn and to write.
     """
+    max_words = min(max_words, EPISODE_SKILL_WORD_LIMIT)
     phrasing = phrasing_for(trajectory.env)
     plan = tuple(expert_plan if expert_plan is not None else trajectory.info.get("expert_plan") or ())
     ctx = Context(env_name(trajectory.env), trajectory, plan, tuple(expected_actions(trajectory, plan)))
@@ -136,12 +141,13 @@ def annotate(trajectory: Trajectory, expert_plan: Sequence[str] | None = None) -
             Skill(
                 f"Act at once: to {phrasing.goal(ctx)}, start with one of the admissible actions.",
                 _summary(ctx, phrasing, None),
-            )
+            ),
+            max_words,
         )
     if trajectory.won:
         sentences, step_skills = phrasing.workflow(ctx)
         return _fitted(
-            Skill(fit_sentences(sentences, EPISODE_SKILL_WORD_LIMIT), _summary(ctx, phrasing, None), tuple(step_skills))
+            Skill(fit_sentences(sentences, max_words), _summary(ctx, phrasing, None), tuple(step_skills)), max_words
         )
     last = trajectory.steps[-1]
     d = first_divergence(trajectory, plan) or Divergence(
@@ -149,7 +155,7 @@ def annotate(trajectory: Trajectory, expert_plan: Sequence[str] | None = None) -
     )
     sentences, step_skill = _failure(ctx, phrasing, d)
     return _fitted(
-        Skill(fit_sentences(sentences, EPISODE_SKILL_WORD_LIMIT), _summary(ctx, phrasing, d), ((d.step, step_skill),))
+        Skill(fit_sentences(sentences, max_words), _summary(ctx, phrasing, d), ((d.step, step_skill),)), max_words
     )
 
 
@@ -192,12 +198,13 @@ def _summary(ctx: Context, phrasing: Phrasing, d: Divergence | None) -> str:
     return f"{first} It first went wrong at step {d.step} with {_KIND_WORDS[d.kind]}: {did}."
 
 
-def _fitted(skill: Skill) -> Skill:
-    """The skill with folded whitespace, the word limits enforced, and step skills sorted and
-    unique: what survives :func:`skill_json` and :func:`~seed_agent.skills.extract.extract_skill`."""
+def _fitted(skill: Skill, max_words: int = EPISODE_SKILL_WORD_LIMIT) -> Skill:
+    """The skill with folded whitespace, the word limits enforced (fewer than ``max_words`` in the
+    episode skill), and step skills sorted and unique: what survives :func:`skill_json` and
+    :func:`~seed_agent.skills.extract.extract_skill`."""
     steps = {n: cut_words(text, STEP_SKILL_WORD_LIMIT - 1) for n, text in skill.step_skills if n >= 1 and text.strip()}
     return Skill(
-        cut_words(skill.episode_skill, EPISODE_SKILL_WORD_LIMIT - 1),
+        cut_words(skill.episode_skill, max_words - 1),
         fold(skill.episode_summary),
         tuple(sorted(steps.items())),
     )
