@@ -21,7 +21,8 @@ from typing import Any
 from seed_rl.checkpoint import latest_checkpoint
 from seed_rl.config import ConfigError, TrainConfig, load_config
 from seed_rl.plots import plot_comparison
-from seed_rl.run_log import read_metrics
+from seed_rl.run_log import read_metrics, summary_line
+from seed_rl.stats import mean_ci
 from seed_rl.tables import markdown_table
 
 #: The overrides that make each arm. "seed-scripted" is a diagnostic (oracle skills), never the SEED row.
@@ -88,7 +89,7 @@ def check_budgets(configs: dict[str, TrainConfig], force: bool = False) -> list[
 
 def run_arm(cfg: TrainConfig, eval_tasks: list[int], eval_seeds: tuple[int, ...]) -> ArmResult:
     """Train the arm (or resume it, or reuse it when finished), then evaluate its final policy."""
-    from seed_rl.trainer import Trainer
+    from seed_rl.trainer import Trainer  # torch: imported when an arm runs, so `seed --help` stays instant
 
     run = Path(cfg.run_dir)
     resume = (run / "config.yaml").is_file()
@@ -96,16 +97,19 @@ def run_arm(cfg: TrainConfig, eval_tasks: list[int], eval_seeds: tuple[int, ...]
     if resume and len(done) >= cfg.updates and latest_checkpoint(run) is None:
         raise ConfigError(f"{run} has metrics but no checkpoint; remove it to train the arm again")
     trainer = Trainer(cfg, resume=resume)
-    print(f"== arm {run.name}: {cfg.algo}, updates {trainer.update_index + 1}..{cfg.updates}", flush=True)
-    from seed_rl.commands.train import summary_line
-
+    left = f"updates {trainer.update_index + 1}..{cfg.updates}" if trainer.update_index < cfg.updates else "trained"
+    print(f"== arm {run.name}: {cfg.algo}, {left}", flush=True)
     try:
         while trainer.update_index < cfg.updates:
             print(summary_line(trainer.update()), flush=True)
     finally:
         trainer.close()
-    evaluation = trainer.evaluate("valid_unseen", eval_tasks, seeds=eval_seeds).summary()
-    (run / "evaluation.json").write_text(json.dumps(evaluation, indent=1), encoding="utf-8")
+    stamp = {"tasks": list(eval_tasks), "seeds": list(eval_seeds), "updates": trainer.update_index}
+    saved = run / "evaluation.json"
+    evaluation = json.loads(saved.read_text(encoding="utf-8")) if saved.is_file() else {}
+    if any(evaluation.get(k) != v for k, v in stamp.items()):  # new weights or other tasks: evaluate again
+        evaluation = {**trainer.evaluate("valid_unseen", eval_tasks, seeds=eval_seeds).summary(), **stamp}
+        saved.write_text(json.dumps(evaluation, indent=1), encoding="utf-8")
     return ArmResult(run.name, cfg, read_metrics(run), evaluation, trainer.stage1_report)
 
 
@@ -114,8 +118,11 @@ def evaluate_untrained(
 ) -> dict[str, Any]:
     """The base model (no Stage 1, no RL) on the same tasks: the row every arm starts from."""
     path = out / "untrained_evaluation.json"
+    stamp = {"tasks": list(eval_tasks), "seeds": list(eval_seeds), "model": cfg.model}
     if path.is_file():
-        return json.loads(path.read_text(encoding="utf-8"))
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        if all(saved.get(k) == v for k, v in stamp.items()):
+            return saved
     from seed_agent.models import load_named_policy
     from seed_rl.evaluate import evaluate
     from seed_rl.run_setup import run_env_kwargs, run_prompt_builder, run_sampling
@@ -134,12 +141,15 @@ def evaluate_untrained(
         seeds=eval_seeds,
         env_kwargs=kwargs,
     ).summary()
+    result.update(stamp)
     out.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=1), encoding="utf-8")
     return result
 
 
-def _pct(mean: float, low: float, high: float) -> str:
+def _pct(mean: float, low: float | None, high: float | None) -> str:
+    if low is None or high is None:  # written by an older version without the interval
+        return f"{100 * mean:.1f}"
     return f"{100 * mean:.1f} [{100 * low:.1f}, {100 * high:.1f}]"
 
 
@@ -153,11 +163,11 @@ def comparison_table(untrained: dict[str, Any], arms: list[ArmResult], differing
     headers = [
         "arm",
         "eval success % [95% CI]",
-        "eval invalid %",
+        "eval invalid steps % [95% CI]",
         "train success % (first -> last update)",
         "skill parse rate",
-        "gate mean",
-        "Delta > 0",
+        "gate mean (over updates)",
+        "share Delta > 0",
         "s / update",
         "tokens generated + scored",
     ]
@@ -165,7 +175,7 @@ def comparison_table(untrained: dict[str, Any], arms: list[ArmResult], differing
         [
             "untrained",
             _pct(untrained["success"], untrained["success_low"], untrained["success_high"]),
-            f"{100 * untrained['invalid_rate']:.1f}",
+            _pct(untrained["invalid_rate"], untrained.get("invalid_low"), untrained.get("invalid_high")),
             "",
             "",
             "",
@@ -182,11 +192,11 @@ def comparison_table(untrained: dict[str, Any], arms: list[ArmResult], differing
             [
                 LABELS.get(arm.name, arm.name),
                 _pct(e["success"], e["success_low"], e["success_high"]),
-                f"{100 * e['invalid_rate']:.1f}",
+                _pct(e["invalid_rate"], e.get("invalid_low"), e.get("invalid_high")),
                 f"{100 * first['success']:.0f} -> {100 * last['success']:.0f} (n={n} each)",
                 _fmt(_mean([x.get("skill_parse_rate") for x in m])),
-                _fmt(_mean([x.get("gate_mean") for x in m])),
-                _fmt(_mean([x.get("delta_pos_frac") for x in m])),
+                _over_updates([x.get("gate_mean") for x in m]),
+                _over_updates([x.get("delta_pos_frac") for x in m]),
                 f"{_mean([x['seconds_total'] for x in m]):.0f}",
                 f"{sum(x['tokens_generated'] + x['tokens_scored'] for x in m):,}",
             ]
@@ -200,6 +210,17 @@ def comparison_table(untrained: dict[str, Any], arms: list[ArmResult], differing
     if differing:
         note += f"\nWARNING: the arms' budgets differ on {', '.join(differing)} (--force)."
     return table + note
+
+
+def _over_updates(values: list[float | None]) -> str:
+    """The mean over updates with its normal 95% interval, or "" where the arm has no such value."""
+    clean = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    if not clean:
+        return ""
+    estimate = mean_ci(clean)
+    if estimate.n < 2:
+        return f"{estimate.mean:.2f}"
+    return f"{estimate.mean:.2f} [{estimate.low:.2f}, {estimate.high:.2f}]"
 
 
 def _fmt(value: float) -> str:

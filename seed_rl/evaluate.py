@@ -47,9 +47,14 @@ class EvalResult:
         return mean_ci([e.score for e in self.episodes])
 
     @property
-    def invalid_rate(self) -> float:
+    def invalid(self) -> Estimate:
+        """The share of invalid steps, with its Wilson 95% interval (over steps)."""
         rows = [r for e in self.episodes for r in e.rows]
-        return sum(not r.valid for r in rows) / max(len(rows), 1)
+        return proportion_ci(sum(not r.valid for r in rows), len(rows))
+
+    @property
+    def invalid_rate(self) -> float:
+        return self.invalid.mean
 
     @property
     def mean_steps(self) -> float:
@@ -74,7 +79,9 @@ class EvalResult:
             "success_low": success.low,
             "success_high": success.high,
             "score": self.score.mean,
-            "invalid_rate": self.invalid_rate,
+            "invalid_rate": self.invalid.mean,
+            "invalid_low": self.invalid.low,
+            "invalid_high": self.invalid.high,
             "mean_steps": self.mean_steps,
             "seconds": self.seconds,
             "by_family": {k: [v.mean, v.low, v.high, v.n] for k, v in self.by_family().items()},

@@ -30,6 +30,7 @@ def plot_comparison(path: Path, untrained: dict[str, Any], arms: Sequence[Any]) 
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     fig, (curves, bars) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 2]})
     for arm in arms:
@@ -38,6 +39,7 @@ def plot_comparison(path: Path, untrained: dict[str, Any], arms: Sequence[Any]) 
         (line,) = curves.plot(xs, ys, marker="o", label=arm.name)
         curves.fill_between(xs, lows, highs, color=line.get_color(), alpha=0.15)
     curves.set(xlabel="update", ylabel="training success", ylim=(0, 1), title="training episodes (95% band)")
+    curves.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     curves.legend()
     names = ["untrained", *[a.name for a in arms]]
     results = [untrained, *[a.evaluation for a in arms]]

@@ -20,6 +20,24 @@ def read_metrics(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def summary_line(metrics: dict[str, Any]) -> str:
+    """One line per update for the terminal: success, invalid rate, length, signal, loss, SEED's gate."""
+    parts = [
+        f"update {metrics['update']:>3}",
+        f"success {metrics['success']:.2f}",
+        f"invalid {metrics['invalid_rate']:.2f}",
+        f"len {metrics['episode_length']:.1f}",
+        f"signal {metrics['groups_with_signal']:.2f}",
+        f"loss {metrics.get('loss', 0.0):+.4f}",
+    ]
+    if "gate_mean" in metrics:
+        parts.append(f"gate {metrics['gate_mean']:.2f}")
+    if "skill_parse_rate" in metrics:
+        parts.append(f"parsed {metrics['skill_parse_rate']:.2f}")
+    parts.append(f"{metrics['seconds_total']:.0f} s")
+    return " | ".join(parts)
+
+
 class RunLog:
     """Appends metrics; each line is flushed to disk before :meth:`write` returns."""
 

@@ -180,4 +180,4 @@ def test_every_shipped_config_loads():
             assert f"{env}_{algo}" in names
     for name in names:
         cfg = load_config(name)
-        assert cfg.algo in name
+        assert cfg.algo in name or name == "demo"  # demo: the base of `seed compare`, every arm sets algo

@@ -25,23 +25,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def summary_line(metrics: dict) -> str:
-    parts = [
-        f"update {metrics['update']:>3}",
-        f"success {metrics['success']:.2f}",
-        f"invalid {metrics['invalid_rate']:.2f}",
-        f"len {metrics['episode_length']:.1f}",
-        f"signal {metrics['groups_with_signal']:.2f}",
-        f"loss {metrics.get('loss', 0.0):+.4f}",
-    ]
-    if "gate_mean" in metrics:
-        parts.append(f"gate {metrics['gate_mean']:.2f}")
-    if "skill_parse_rate" in metrics:
-        parts.append(f"parsed {metrics['skill_parse_rate']:.2f}")
-    parts.append(f"{metrics['seconds_total']:.0f} s")
-    return " | ".join(parts)
-
-
 def run(args: argparse.Namespace) -> int:
     from seed_rl.config import CONFIG_DIR, ConfigError, load_config
 
@@ -54,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    from seed_rl.run_log import summary_line
     from seed_rl.trainer import Trainer
 
     try:
