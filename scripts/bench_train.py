@@ -66,17 +66,19 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3, help="timed repeats of each update variant (median)")
     parser.add_argument("--model", default=None, help="default: smollm2 if fetched, else tiny-random")
+    parser.add_argument("--config", default="sokoban_seed", help="the base config (demo: the README's CPU run)")
     parser.add_argument("--out", default="runs/bench_train.json")
     args = parser.parse_args()
     model = args.model or ("smollm2" if is_fetched("smollm2") else "tiny-random")
     run_dir = Path(tempfile.mkdtemp()) / "bench"
     cfg = load_config(
-        "sokoban_seed",
+        args.config,
         [
             f"model={model}",
             f"tasks_per_update={args.tasks}",
             f"group_size={args.group}",
             f"max_steps={args.max_steps}",
+            "algo=seed",
             "sft=false",
             "progress=false",
             f"threads={args.threads}",
