@@ -27,11 +27,19 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "reward": ("return", "won", "score"),
     "rescore": ("auto", "always", "never"),
     "is_mode": ("truncate", "mask"),
-    "analyzer": ("self", "frozen-initial", "scripted"),
     "skills": ("on-policy", "static-library"),
     "dtype": ("float32", "bfloat16"),
     "sft_source": ("scripted", "external"),
 }
+
+
+#: The analyzers a run can name; a URL (:func:`is_external_analyzer`) names an external one.
+ANALYZERS = ("self", "frozen-initial", "scripted")
+
+
+def is_external_analyzer(value: str) -> bool:
+    """``analyzer=http://HOST:PORT#MODEL``: skills from an OpenAI-compatible server."""
+    return value.startswith(("http://", "https://"))
 
 
 class ConfigError(ValueError):
@@ -125,6 +133,12 @@ class TrainConfig:
                 raise ConfigError(
                     f"{key}={value!r} is not allowed; {key} must be one of: " + ", ".join(map(str, allowed))
                 )
+        if not (self.analyzer in ANALYZERS or is_external_analyzer(self.analyzer)):
+            raise ConfigError(
+                f"analyzer={self.analyzer!r} is not allowed; analyzer must be one of: "
+                + ", ".join(ANALYZERS)
+                + ", or http(s)://HOST:PORT[#MODEL] (an OpenAI-compatible server)"
+            )
         if not (self.model in ("smollm2", "tiny-random") or self.model.startswith("hf:")):
             raise ConfigError(f"model={self.model!r} is not allowed; model must be smollm2, tiny-random or hf:PATH")
         positive = (

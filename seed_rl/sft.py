@@ -45,7 +45,7 @@ from seed_rl.losses import token_mean
 from seed_rl.progress import bar
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
 from seed_rl.run_setup import run_analyzer_settings, run_env_kwargs, run_lora_settings, run_prompt_builder, run_sampling
-from seed_rl.skill_pass import AnalyzerSettings, write_skills
+from seed_rl.skill_pass import AnalyzerSettings, external_analyzer, write_skills
 
 #: Random-action rates of the noisy expert, cycled over its episodes.
 NOISE_LEVELS = (0.0, 0.25, 0.5, 0.75)
@@ -195,11 +195,14 @@ def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> d
 
 def collect_stage1_data(cfg: TrainConfig, policy: TransformersPolicy) -> Stage1Data:
     """Trajectories of train tasks (for the pairs) and of held-out ``valid_seen`` tasks (to measure)."""
-    builder = run_prompt_builder(cfg)
-    train = _episodes(cfg, policy, builder, "train", cfg.sft_tasks, cfg.sft_rollouts, offset=0)
-    held = max(1, cfg.sft_eval_trajectories // 2)
-    held_out = _episodes(cfg, policy, builder, "valid_seen", held, 2, offset=1)
-    return Stage1Data(train, held_out)
+    train = _episodes(cfg, policy, run_prompt_builder(cfg), "train", cfg.sft_tasks, cfg.sft_rollouts, offset=0)
+    return Stage1Data(train, held_out_episodes(cfg, policy, cfg.sft_eval_trajectories))
+
+
+def held_out_episodes(cfg: TrainConfig, policy: TransformersPolicy, n: int, offset: int = 1) -> list[Episode]:
+    """About ``n`` trajectories of ``valid_seen`` tasks to measure the analyzer on: half the
+    policy's own, half a noisy expert's, on the same tasks."""
+    return _episodes(cfg, policy, run_prompt_builder(cfg), "valid_seen", max(1, n // 2), 2, offset=offset)
 
 
 def _episodes(
@@ -249,13 +252,10 @@ def _episodes(
 def skill_pairs(cfg: TrainConfig, episodes: Sequence[Episode], settings: AnalyzerSettings) -> list[tuple[Any, str]]:
     """(analyzer prompt, reply) pairs; the reply is the skill JSON after the prompt's prefill."""
     if cfg.sft_source == "external":
-        from seed_agent.policies.http import HttpPolicy
-
         if not cfg.sft_analyzer_url:
             raise ValueError("sft_source=external needs sft_analyzer_url (an OpenAI-compatible server)")
-        url, _, model = cfg.sft_analyzer_url.partition("#")
         skills, _ = write_skills(
-            episodes, source="policy", settings=settings, policy=HttpPolicy(url, model or "default")
+            episodes, source="policy", settings=settings, policy=external_analyzer(cfg.sft_analyzer_url)
         )
     else:
         skills = [annotate(e.trajectory(), e.expert_plan, max_words=cfg.sft_skill_words) for e in episodes]

@@ -3,6 +3,8 @@
 1. **Analysis** (:func:`write_skills`): one hindsight skill per episode, from
    - the current policy, frozen and greedy (``analyzer=self``, the paper's setting),
    - the policy as it was when RL began (``analyzer=frozen-initial``, an ablation),
+   - an OpenAI-compatible server (``analyzer=http://HOST:PORT#MODEL``, as the paper's Stage 1
+     uses a large model; :func:`external_analyzer`),
    - the offline scripted annotator (``analyzer=scripted``: an oracle of good skills, a
      diagnostic, never the SEED row),
    - or a static library built once from early rollouts (``skills=static-library``).
@@ -34,6 +36,15 @@ from seed_agent.skills import (
 from seed_agent.skills.annotate import annotate
 from seed_agent.skills.quality import mentions_trajectory
 from seed_rl.rollout import Episode
+
+
+def external_analyzer(url: str) -> Policy:
+    """The OpenAI-compatible server at ``url`` (``http://HOST:PORT[#MODEL]``) as an analyzer."""
+    from seed_agent.policies.http import HttpPolicy
+
+    base, _, model = url.partition("#")
+    return HttpPolicy(base, model or "default")
+
 
 #: Below this parse rate a run warns: OPD then rarely fires.
 LOW_PARSE_RATE = 0.5

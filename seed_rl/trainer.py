@@ -38,7 +38,7 @@ from seed_agent.skills import Skill, SkillLibrary, SkillResult
 from seed_envs.vector import make_vec
 from seed_rl.advantages import grpo_advantages
 from seed_rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
-from seed_rl.config import ConfigError, TrainConfig
+from seed_rl.config import ConfigError, TrainConfig, is_external_analyzer
 from seed_rl.evaluate import EvalResult, evaluate
 from seed_rl.learner import Learner, ScoreRow
 from seed_rl.progress import bar
@@ -48,6 +48,7 @@ from seed_rl.run_setup import run_analyzer_settings, run_env_kwargs, run_lora_se
 from seed_rl.skill_pass import (
     SkillReport,
     add_to_library,
+    external_analyzer,
     low_parse_rate_warning,
     teacher_prompts,
     write_skills,
@@ -135,6 +136,7 @@ class Trainer:
         )
         self.task_count = self.vec.call("task_count", cfg.split, env_ids=[0])[0] or UNBOUNDED_TASKS
         self.analyzer = run_analyzer_settings(cfg)
+        self.external = external_analyzer(cfg.analyzer) if is_external_analyzer(cfg.analyzer) else None
         self.losses = LossSettings(
             clip_low=cfg.clip_low,
             clip_high=cfg.clip_high,
@@ -289,6 +291,16 @@ class Trainer:
             skills, report = write_skills(
                 episodes, source="library", settings=self.analyzer, library=self.library, count_tokens=count
             )
+        elif is_external_analyzer(cfg.analyzer):
+            with bar(len(episodes), "analysis", cfg.progress) as progress:
+                skills, report = write_skills(
+                    episodes,
+                    source="policy",
+                    settings=self.analyzer,
+                    policy=self.external,
+                    count_tokens=count,
+                    on_analyzed=progress.update,
+                )
         else:
             weights = (
                 self.learner.initial_weights()

@@ -76,6 +76,48 @@ def test_seed_with_the_policy_as_analyzer_counts_failed_parses_and_still_trains(
         assert "Fix: run Stage 1 first" in capsys.readouterr().out
 
 
+class EchoTaskAnalyzer:
+    """An external analyzer stand-in: a skill that names the task it was shown."""
+
+    def __init__(self):
+        self.prompts = []
+
+    def generate(self, prompts, images=None, sampling=None):
+        from seed_agent.policies.base import Completion
+
+        self.prompts += prompts
+        reply = '{"episode_summary": "A push.", "episode_skill": "Push the box onto the target, never into a corner."}'
+        return [Completion(text=reply[len(p.prefill) :], finish_reason="stop") for p in prompts]
+
+    def score(self, prompts, completion_token_ids, images=None, temperature=1.0):
+        raise NotImplementedError
+
+
+def test_seed_with_an_external_analyzer_gets_its_skills_over_http(tmp_path):
+    from seed_agent.policies.server import serve_policy
+
+    analyzer = EchoTaskAnalyzer()
+    server, _ = serve_policy(analyzer, port=0, model_name="big")
+    try:
+        host, port = server.server_address[:2]
+        (m,) = train(config(tmp_path, "algo=seed", "updates=1", f"analyzer=http://{host}:{port}#big"))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(analyzer.prompts) == m["skills_analyzed"] == 4  # every episode was sent, with the prefill
+    assert all(p.prefill and "episode" in p.messages()[-2]["content"] for p in analyzer.prompts)
+    assert m["skill_parse_rate"] == 1.0 and m["opd_rows"] == m["rows"] > 0
+    skills = [json.loads(line) for line in (tmp_path / "run" / "skills.jsonl").read_text().splitlines()]
+    assert {s["skill"] for s in skills} == {"Push the box onto the target, never into a corner."}
+
+
+def test_an_analyzer_that_is_neither_known_nor_a_url_is_refused():
+    from seed_rl.config import ConfigError
+
+    with pytest.raises(ConfigError, match=r"analyzer='gpt4' is not allowed.*self, frozen-initial, scripted.*http"):
+        load_config("sokoban_seed", ["analyzer=gpt4"])
+
+
 @pytest.mark.parametrize("ablation", [["analyzer=frozen-initial"], ["skills=static-library", "analyzer=scripted"]])
 def test_seed_ablations_run(tmp_path, ablation):
     metrics = train(config(tmp_path, "algo=seed", "updates=2", *ablation))

@@ -55,7 +55,7 @@ def test_stage1_raises_the_analyzer_parse_rate(fetched, tmp_path, monkeypatch):
     monkeypatch.setenv("SEED_CACHE_DIR", str(tmp_path / "cache"))  # train it here, not from a cached adapter
     (tmp_path / "cache" / "models").mkdir(parents=True)
     (tmp_path / "cache" / "models" / fetched[0].name).symlink_to(fetched[0])
-    cfg = load_config("demo", [*SMALL, f"run_dir={tmp_path / 'r'}", "sft_tasks=8", "sft_epochs=2"])
+    cfg = load_config("demo", [*SMALL, f"run_dir={tmp_path / 'r'}"])
     report = run_stage1(cfg, load_named_policy("smollm2"), tmp_path / "r")
     print(
         f"\nStage 1 on smollm2: parse rate {report['parse_rate_before']:.2f} -> {report['parse_rate_after']:.2f}, "
