@@ -5,8 +5,10 @@ Every arm starts from the same config and differs only in its algorithm keys
 construction; :func:`check_budgets` refuses arms whose budget keys differ anyway. Each
 arm trains in ``<out>/<arm>`` (a finished arm is not trained again; an interrupted one
 resumes), then its final policy plays the same fixed tasks of ``valid_unseen`` with no
-skill in context. The untrained model plays them too. The result is a markdown table
-(``<out>/comparison.md``), a JSON file, and a PNG of the learning curves and final success.
+skill in context: the first N of the env's manifest (:mod:`seed_rl.manifests`), the tasks
+``seed eval`` plays, checked against the data here. The untrained model plays them too.
+The result is a markdown table (``<out>/comparison.md``), a JSON file, and a PNG of the
+learning curves and final success.
 """
 
 from __future__ import annotations
@@ -85,6 +87,16 @@ def check_budgets(configs: dict[str, TrainConfig], force: bool = False) -> list[
     if differing and not force:
         raise ConfigError(f"the arms' budgets differ on {', '.join(differing)}; equalise them or pass --force")
     return differing
+
+
+def manifest_indices(cfg: TrainConfig, n: int) -> list[int]:
+    """The split indices of the manifest's first ``n`` valid_unseen tasks, checked against the env
+    the arms evaluate on (the trainer evaluates by index)."""
+    from seed_rl.manifests import eval_tasks
+    from seed_rl.run_setup import run_env_kwargs
+
+    _, tasks = eval_tasks(cfg.env, "valid_unseen", n, run_env_kwargs(cfg, "valid_unseen"))
+    return [t.index for t in tasks]
 
 
 def run_arm(cfg: TrainConfig, eval_tasks: list[int], eval_seeds: tuple[int, ...]) -> ArmResult:

@@ -82,7 +82,8 @@ class TrainConfig:
     normalize_std: bool = True
     reward: str = "return"  # the outcome reward R of a trajectory
     penalty: float = 0.1  # the invalid-action penalty
-    token_budget: int = 4096  # padded tokens per micro-batch
+    token_budget: int = 4096  # padded tokens per micro-batch, at most
+    memory_budget_gb: float = 8.0  # weights + optimizer + one micro-batch's pass (seed_rl/memory.py)
     rescore: str = "auto"  # re-score old log-probs on the learner: auto = when the sampler differs
     is_cap: float = 2.0
     is_mode: str = "truncate"
@@ -159,6 +160,11 @@ class TrainConfig:
         for key in ("lambda_opd", "kl_coef", "penalty", "clip_low", "clip_high", "temperature", "lr"):
             if getattr(self, key) < 0:
                 raise ConfigError(f"{key}={getattr(self, key)!r} is not allowed; {key} must be >= 0")
+        if not self.memory_budget_gb > 0:
+            raise ConfigError(
+                f"memory_budget_gb={self.memory_budget_gb!r} is not allowed; memory_budget_gb must be > 0 "
+                "(GB for the weights, the optimizer state and one training micro-batch)"
+            )
         if self.temperature == 0:
             raise ConfigError("temperature=0 is not allowed for training; GRPO needs sampled groups (use > 0)")
         if self.minibatches > self.tasks_per_update * self.group_size:

@@ -1,10 +1,11 @@
 """Evaluation: a policy on a fixed list of tasks of a split, with no skill in context.
 
-The paper deploys the policy without any skill; so does :func:`evaluate`. Tasks are
-picked by index in the split (the same indices give the same tasks in every run), and each
-task is played once per evaluation seed. Success is reported with its Wilson 95%
-interval, the score with a normal interval, and per task family where the env has
-families (ALFWorld's six task types).
+The paper deploys the policy without any skill; so does :func:`evaluate` (unless the
+builder injects one: the Skill-Prompt baseline). Tasks are picked by index in the split
+(the same indices give the same tasks in every run) or by task id (a manifest's ids,
+:mod:`seed_rl.manifests`), and each task is played once per evaluation seed. Success is
+reported with its Wilson 95% interval, the score with a normal interval, and per task
+family where the env has families (ALFWorld's six task types).
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ class EvalResult:
             "success_low": success.low,
             "success_high": success.high,
             "score": self.score.mean,
+            "score_low": self.score.low,
+            "score_high": self.score.high,
             "invalid_rate": self.invalid.mean,
             "invalid_low": self.invalid.low,
             "invalid_high": self.invalid.high,
@@ -94,15 +97,24 @@ def evaluate(
     *,
     env: str,
     split: str,
-    task_indices: Sequence[int],
+    task_indices: Sequence[int] = (),
     sampling: SamplingParams,
     seeds: Sequence[int] = (0,),
     env_kwargs: dict[str, Any] | None = None,
+    task_ids: Sequence[str] | None = None,
 ) -> EvalResult:
-    """Play every task of ``task_indices`` once per seed; no skill is injected."""
+    """Play every task of ``task_indices`` (or of ``task_ids``) once per seed; the builder's
+    prompts go to the policy as they are (no skill unless the builder adds one)."""
+    if task_ids is not None and len(task_indices):
+        raise ValueError("give task_indices or task_ids, not both")
     started = time.perf_counter()
     result = EvalResult(env, split)
-    starts = [EpisodeStart(options={"split": split, "index": int(i)}, group=k) for k, i in enumerate(task_indices)]
+    if task_ids is not None:
+        starts = [EpisodeStart(task_id=str(t), group=k) for k, t in enumerate(task_ids)]
+    else:
+        starts = [EpisodeStart(options={"split": split, "index": int(i)}, group=k) for k, i in enumerate(task_indices)]
+    if not starts:
+        raise ValueError("no tasks to evaluate")
     with make_vec(env, min(len(starts), MAX_EVAL_ENVS), backend="sync", **(env_kwargs or {})) as vec:
         for seed in seeds:
             agent = LLMAgent(policy, builder, dataclasses.replace(sampling, seed=seed))

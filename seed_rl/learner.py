@@ -6,7 +6,9 @@ One model object serves three roles:
   :class:`~seed_agent.policies.hf.TransformersPolicy` over the very model being trained;
 - **scoring with gradient** (:meth:`Learner.logprobs` with ``grad=True``) and **without**
   (``grad=False``: old log-probs, SEED's teacher pass under ``h_skill``), batched into
-  micro-batches bounded by a token budget (:func:`pack_by_tokens`), not a row count;
+  micro-batches bounded by a token budget (:func:`pack_by_tokens`), not a row count: the
+  smaller of ``token_budget`` and the tokens whose pass fits in ``memory_budget_gb``
+  (:mod:`seed_rl.memory`), with gradient checkpointing switched on when a single row needs it;
 - the **reference** of the KL term (:meth:`Learner.reference`): with LoRA, the same model
   with its adapters disabled (no extra memory); with full fine-tuning, a frozen copy.
 
@@ -27,6 +29,14 @@ import torch
 from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import PromptImages
 from seed_agent.policies.hf import TransformersPolicy
+from seed_rl.memory import (
+    MemoryBudgetError,
+    MemoryModel,
+    ModelShape,
+    Training,
+    plan_micro_batch,
+    return_freed_memory_to_os,
+)
 
 FINETUNE_MODES = ("lora", "full")
 #: The attention projections of Llama/Qwen-style models.
@@ -95,6 +105,7 @@ class Learner:
         weight_decay: float = 0.0,
         grad_clip: float = 1.0,
         token_budget: int = 4096,
+        memory_budget_gb: float | None = None,
         gradient_checkpointing: bool = False,
         keep_reference: bool = True,
     ) -> None:
@@ -102,8 +113,12 @@ class Learner:
             raise ValueError(f"finetune must be one of {FINETUNE_MODES}, got {finetune!r}")
         self.finetune = finetune
         self.token_budget = int(token_budget)
+        #: Bytes for the weights, the optimizer state and one micro-batch's pass; None: no limit
+        #: but ``token_budget``.
+        self.memory_budget = None if memory_budget_gb is None else float(memory_budget_gb) * 1e9
         self.grad_clip = float(grad_clip)
         model = policy.model
+        shape = ModelShape.from_config(model.config, dtype_bytes=_dtype_bytes(model))
         self._reference_model: Any = None
         if finetune == "lora":
             from peft import LoraConfig, get_peft_model
@@ -126,23 +141,44 @@ class Learner:
                 **only_top,
             )
             self.peft_model = get_peft_model(model, config)  # injects the adapters into `model` itself
+            training = Training.lora(shape, settings.targets, settings.rank, settings.layers)
         else:
             self.peft_model = None
+            training = Training.full(shape)
             for parameter in model.parameters():
                 parameter.requires_grad_(True)
             if keep_reference:
                 self._reference_model = copy.deepcopy(model).eval().requires_grad_(False)
-        if gradient_checkpointing:
-            if hasattr(model, "activation_checkpointing_enable"):  # transformers >= 5.2
-                model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
-            else:
-                model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         self.model = model
         self.policy = policy
+        self.gradient_checkpointing = False
+        if gradient_checkpointing:
+            self._enable_checkpointing()
         model.eval()  # no dropout anywhere: sampling, scoring and training see the same function
         self.trainable = [p for p in model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(self.trainable, lr=lr, weight_decay=weight_decay)
         self.optimizer_steps = 0
+        self.memory = MemoryModel(shape, training)
+        #: What stays in memory whatever the batch: weights (and a reference copy), and per
+        #: trained weight its gradient and AdamW's two moments.
+        self.static_bytes = _weight_bytes(model) + 3 * sum(p.numel() * p.element_size() for p in self.trainable)
+        if self._reference_model is not None:
+            self.static_bytes += _weight_bytes(self._reference_model)
+        if self.memory_budget is not None:
+            if self.memory_budget <= self.static_bytes:
+                raise MemoryBudgetError(
+                    f"memory_budget_gb={self.memory_budget / 1e9:g} does not cover the model's own weights and "
+                    f"optimizer state ({self.static_bytes / 1e9:.2f} GB); raise memory_budget_gb"
+                )
+            return_freed_memory_to_os()  # else the peak RSS runs well past the bytes in use
+
+    def _enable_checkpointing(self) -> None:
+        model = self.model
+        if hasattr(model, "activation_checkpointing_enable"):  # transformers >= 5.2
+            model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+        else:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        self.gradient_checkpointing = True
 
     # ------------------------------------------------------------ encoding
     def encode(
@@ -172,7 +208,7 @@ class Learner:
         out: list[torch.Tensor | None] = [None] * len(rows)
         mode = contextlib.nullcontext() if grad else torch.no_grad()
         with mode, self._scoring_model(reference) as policy, self._training_mode(grad):
-            for batch in self.micro_batches(rows):
+            for batch in self.micro_batches(rows, grad=grad):
                 scored = policy.score_ids(
                     [rows[i].prompt_ids for i in batch],
                     [rows[i].token_ids for i in batch],
@@ -193,8 +229,32 @@ class Learner:
         finally:
             self.model.eval()
 
-    def micro_batches(self, rows: Sequence[ScoreRow]) -> list[list[int]]:
-        return pack_by_tokens([row.length for row in rows], self.token_budget)
+    def micro_batches(self, rows: Sequence[ScoreRow], *, grad: bool = True) -> list[list[int]]:
+        """Row indices per micro-batch, packed within :meth:`micro_batch_tokens`."""
+        return pack_by_tokens([row.length for row in rows], self.micro_batch_tokens(rows, grad=grad))
+
+    def micro_batch_tokens(self, rows: Sequence[ScoreRow], *, grad: bool = True) -> int:
+        """The padded-token budget of a micro-batch of ``rows``: ``token_budget``, or fewer where a pass
+        over that many tokens would not fit in the memory budget beside the weights and optimizer.
+
+        For a pass with gradient where even the longest row does not fit, gradient checkpointing is
+        switched on (for the rest of the run); where it does not fit checkpointed either,
+        :class:`~seed_rl.memory.MemoryBudgetError` says by how much."""
+        if self.memory_budget is None or not rows:
+            return self.token_budget
+        plan = plan_micro_batch(
+            self.memory,
+            budget=self.memory_budget,
+            static=self.static_bytes,
+            longest=max(row.length for row in rows),
+            kept_share=max((len(row.token_ids) + 1) / max(1, row.length) for row in rows),
+            grad=grad,
+            checkpointed=self.gradient_checkpointing,
+        )
+        if plan.checkpointed and grad and not self.gradient_checkpointing:
+            print(f"gradient checkpointing on: {plan.reason}", flush=True)
+            self._enable_checkpointing()
+        return min(self.token_budget, plan.tokens)
 
     @contextlib.contextmanager
     def _scoring_model(self, reference: bool) -> Iterator[TransformersPolicy]:
@@ -240,3 +300,13 @@ class Learner:
         with torch.no_grad():
             for name, tensor in state.items():
                 params[name].copy_(tensor)
+
+
+def _dtype_bytes(model: Any) -> int:
+    """Bytes per activation: those of the model's (base) weights."""
+    return int(getattr(model, "dtype", torch.float32).itemsize)
+
+
+def _weight_bytes(model: Any) -> int:
+    tensors = [*model.parameters(), *model.buffers()]
+    return sum(t.numel() * t.element_size() for t in tensors)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,24 @@ def read_metrics(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def truncate_jsonl(path: str | os.PathLike[str], keep: Callable[[dict[str, Any]], bool]) -> None:
+    """Keep the JSON lines of ``path`` for which ``keep(row)`` holds (a resumed run drops what
+    its checkpoint does not hold). Lines that do not parse are dropped: a killed run can only
+    have cut the line it was writing, which no checkpoint holds."""
+    path = Path(path)
+    if not path.is_file():
+        return
+    kept = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(row, dict) and keep(row):
+            kept.append(line + "\n")
+    path.write_text("".join(kept), encoding="utf-8")
 
 
 def summary_line(metrics: dict[str, Any]) -> str:

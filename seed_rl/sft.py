@@ -137,6 +137,7 @@ def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> d
         lora=run_lora_settings(cfg),
         lr=cfg.sft_lr,
         token_budget=cfg.token_budget,
+        memory_budget_gb=cfg.memory_budget_gb,
         keep_reference=False,
         gradient_checkpointing=cfg.gradient_checkpointing,
     )

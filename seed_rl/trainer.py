@@ -39,11 +39,12 @@ from seed_envs.vector import make_vec
 from seed_rl.advantages import grpo_advantages
 from seed_rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from seed_rl.config import ConfigError, TrainConfig, is_external_analyzer
+from seed_rl.episode_log import append_episodes, episode_records, truncate_episodes
 from seed_rl.evaluate import EvalResult, evaluate
 from seed_rl.learner import Learner, ScoreRow
 from seed_rl.progress import bar
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
-from seed_rl.run_log import RunLog
+from seed_rl.run_log import RunLog, truncate_jsonl
 from seed_rl.run_setup import run_analyzer_settings, run_env_kwargs, run_lora_settings, run_prompt_builder, run_sampling
 from seed_rl.skill_pass import (
     SkillReport,
@@ -123,6 +124,7 @@ class Trainer:
             weight_decay=cfg.weight_decay,
             grad_clip=cfg.grad_clip,
             token_budget=cfg.token_budget,
+            memory_budget_gb=cfg.memory_budget_gb,
             gradient_checkpointing=cfg.gradient_checkpointing,
             keep_reference=cfg.kl_coef > 0,
         )
@@ -168,8 +170,9 @@ class Trainer:
             if not saved.is_file():
                 raise ConfigError(f"--resume: {saved} does not exist; start the run without --resume")
             before = yaml.safe_load(saved.read_text(encoding="utf-8"))
-            now = cfg.to_dict()
-            changed = [k for k in now if k not in RESUMABLE_KEYS and before.get(k) != now[k]]
+            now, defaults = cfg.to_dict(), TrainConfig().to_dict()
+            # a key the run's config lacks (added to the library since) had its default then
+            changed = [k for k in now if k not in RESUMABLE_KEYS and before.get(k, defaults[k]) != now[k]]
             if changed:
                 raise ConfigError(
                     f"--resume: these keys differ from {saved}: {', '.join(changed)}; only "
@@ -183,14 +186,15 @@ class Trainer:
 
     def _resume(self) -> None:
         path = latest_checkpoint(self.run_dir)
-        if path is None:  # killed before its first checkpoint: start over
-            self.log.truncate(0)
-            return
-        state = load_checkpoint(path, self.learner)
-        self.update_index = int(state["update"])
-        self.library = SkillLibrary.from_rows(state.get("library", []))
-        self.log.truncate(int(state["metrics_lines"]))
-        _truncate_jsonl(self.run_dir / "skills.jsonl", lambda row: row["update"] < self.update_index)
+        metrics_lines = 0  # killed before its first checkpoint: start over
+        if path is not None:
+            state = load_checkpoint(path, self.learner)
+            self.update_index = int(state["update"])
+            self.library = SkillLibrary.from_rows(state.get("library", []))
+            metrics_lines = int(state["metrics_lines"])
+        self.log.truncate(metrics_lines)
+        truncate_jsonl(self.run_dir / "skills.jsonl", lambda row: row["update"] < self.update_index)
+        truncate_episodes(self.run_dir, self.update_index)
 
     @property
     def rescores(self) -> bool:
@@ -238,6 +242,7 @@ class Trainer:
         metrics = self.metrics(batch, stats, timer)
         self.log.write(metrics)
         self._log_skills(batch)
+        self._log_episodes(batch)
         if self.update_index % cfg.checkpoint_every == 0 or self.update_index == cfg.updates:
             with timer("checkpoint"):
                 save_checkpoint(
@@ -441,6 +446,21 @@ class Trainer:
                 )
                 handle.write(json.dumps(row) + "\n")
 
+    def _log_episodes(self, batch: UpdateBatch) -> None:
+        tokenizer = self.policy.tokenizer
+        records = episode_records(
+            self.update_index - 1,
+            batch.episodes,
+            batch.rewards,
+            batch.skills,
+            batch.rows,
+            split=self.cfg.split,
+            beta_opd=self.cfg.beta_opd,
+            decode_tokens=lambda ids: [tokenizer.decode([i]) for i in ids],
+            visual=self.cfg.visual,
+        )
+        append_episodes(self.run_dir, records)
+
     # ---------------------------------------------------------- deployment
     def evaluate(
         self, split: str, task_indices: list[int], *, seeds: tuple[int, ...] = (0,), temperature: float | None = None
@@ -464,13 +484,6 @@ class Trainer:
     def close(self) -> None:
         self.vec.close()
         self.log.close()
-
-
-def _truncate_jsonl(path: Path, keep: Any) -> None:
-    if not path.is_file():
-        return
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows if keep(r)), encoding="utf-8")
 
 
 def train(cfg: TrainConfig, *, resume: bool = False) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ pytest.importorskip("peft")
 
 from seed_rl.checkpoint import list_checkpoints  # noqa: E402
 from seed_rl.cli import main  # noqa: E402
-from seed_rl.config import load_config  # noqa: E402
+from seed_rl.config import ConfigError, load_config  # noqa: E402
 from seed_rl.run_log import read_metrics  # noqa: E402
 from seed_rl.trainer import Trainer, train  # noqa: E402
 
@@ -112,8 +112,6 @@ def test_seed_with_an_external_analyzer_gets_its_skills_over_http(tmp_path):
 
 
 def test_an_analyzer_that_is_neither_known_nor_a_url_is_refused():
-    from seed_rl.config import ConfigError
-
     with pytest.raises(ConfigError, match=r"analyzer='gpt4' is not allowed.*self, frozen-initial, scripted.*http"):
         load_config("sokoban_seed", ["analyzer=gpt4"])
 
@@ -156,6 +154,20 @@ def test_resume_refuses_a_changed_config_and_a_fresh_start_refuses_an_existing_r
     assert "lr" in capsys.readouterr().err
     assert main(["train", "--config", "sokoban_grpo", *TINY, f"run_dir={tmp_path / 'run'}", "updates=2"]) == 2
     assert "--resume" in capsys.readouterr().err
+
+
+def test_a_run_saved_before_a_key_existed_resumes_when_the_key_keeps_its_default(tmp_path, capsys):
+    import yaml
+
+    train(config(tmp_path, "updates=1"))
+    saved = tmp_path / "run" / "config.yaml"
+    old = yaml.safe_load(saved.read_text())
+    del old["memory_budget_gb"]  # as written by a version without that key
+    saved.write_text(yaml.safe_dump(old))
+    (m,) = Trainer(config(tmp_path, "updates=2"), resume=True).run()
+    assert m["update"] == 2
+    with pytest.raises(ConfigError, match="memory_budget_gb"):  # but not with another value
+        Trainer(config(tmp_path, "updates=3", "memory_budget_gb=4"), resume=True)
 
 
 def test_a_killed_run_resumes_with_no_update_lost(tmp_path):

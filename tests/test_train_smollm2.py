@@ -47,6 +47,7 @@ def test_a_seed_update_on_smollm2_with_oracle_skills(fetched, tmp_path):
     )
 
 
+@pytest.mark.timeout(1800)  # about 200 s alone; a loaded machine made it pass 600 s
 def test_stage1_raises_the_analyzer_parse_rate(fetched, tmp_path, monkeypatch):
     from seed_agent.models import load_named_policy
     from seed_rl.config import load_config

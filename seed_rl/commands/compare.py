@@ -4,7 +4,8 @@
     seed compare --config sokoban_grpo --arms grpo seed seed-scripted updates=30 --eval-episodes 64
 
 Each arm trains in ``<out>/<arm>`` (finished arms are reused, interrupted ones resume), then
-plays the same fixed ``valid_unseen`` tasks with no skill; the untrained model plays them
+plays the same fixed ``valid_unseen`` tasks with no skill: the first N of the env's task
+manifest (seed_rl/manifests/, the tasks ``seed eval`` plays); the untrained model plays them
 too. Writes ``comparison.md``, ``comparison.json`` and ``comparison.png`` in ``--out``.
 """
 
@@ -26,26 +27,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="overrides applied to every arm")
     parser.add_argument("--arms", nargs="+", default=["grpo", "seed"], choices=list(ARMS))
     parser.add_argument("--out", default="runs/compare", help="folder of the arms' runs and the outputs")
-    parser.add_argument("--eval-episodes", type=int, default=32, help="fixed valid_unseen tasks (indices 0..N-1)")
+    parser.add_argument(
+        "--eval-episodes", type=int, default=32, help="the first N valid_unseen tasks of the manifest (as seed eval)"
+    )
     parser.add_argument("--eval-seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--force", action="store_true", help="compare arms whose budgets differ (the table says so)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from seed_rl.compare import arm_config, check_budgets, evaluate_untrained, run_arm, write_outputs
+    from seed_rl.compare import arm_config, check_budgets, evaluate_untrained, manifest_indices, run_arm, write_outputs
     from seed_rl.config import ConfigError
+    from seed_rl.manifests import ManifestError
 
     out = Path(args.out)
     try:
         configs = {name: arm_config(name, args.config, args.overrides, out) for name in args.arms}
         differing = check_budgets(configs, force=args.force)
-    except ConfigError as error:
+        first = next(iter(configs.values()))
+        tasks = manifest_indices(first, args.eval_episodes)
+    except (ConfigError, ManifestError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    tasks = list(range(args.eval_episodes))
     seeds = tuple(args.eval_seeds)
-    first = next(iter(configs.values()))
     print(f"== untrained {first.model} on {args.eval_episodes} valid_unseen tasks of {first.env}", flush=True)
     untrained = evaluate_untrained(first, tasks, seeds, out)
     try:

@@ -47,7 +47,10 @@ def test_http_matches_the_local_policy(served, tiny_llama_policy):
     over_http = remote.generate(prompts, sampling=greedy)
     assert [c.text for c in over_http] == [c.text for c in local]
     for a, b in zip(over_http, local, strict=True):
-        assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)  # batched locally, one by one remotely
+        # batched locally, one by one remotely, two requests at a time: side-by-side torch calls split
+        # their reductions over threads differently, so the tiny random model's float sums differ
+        # (3.5e-4 seen once on a loaded machine); the texts above are equal exactly
+        assert a.logprobs == pytest.approx(b.logprobs, abs=1e-3)
         assert a.prompt_tokens == b.prompt_tokens > 0
 
 

@@ -1,0 +1,168 @@
+"""The policies ``seed eval`` plays, and the settings each plays with.
+
+A policy is named by one of:
+
+- a **training run** folder (its ``config.yaml`` and ``checkpoints/update-NNNNNN``): the run's
+  model with the latest complete checkpoint's weights (and, for ``sft=true`` runs, the
+  Stage-1 adapter merged first, read from this machine's Stage-1 cache, as the trainer does);
+  prompts and sampling follow the run's config;
+- a **checkpoint** folder of a run (``<run>/checkpoints/update-NNNNNN``): those weights;
+- a **model name**: ``smollm2``, ``tiny-random`` or ``hf:PATH`` (untrained);
+- an **OpenAI-compatible server**: ``http://HOST:PORT#MODEL`` (or ``https://``).
+
+Runs are read, never written: evaluating a run that is still training is safe.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from seed_agent.models import POLICY_NAMES
+from seed_agent.policies.base import Policy
+from seed_rl.config import ConfigError, TrainConfig, from_dict
+
+CHECKPOINT_FILES = ("state.json", "trainable.safetensors")
+ALLOWED = (
+    "a run folder (with config.yaml), a checkpoint folder (<run>/checkpoints/update-NNNNNN), "
+    f"{', '.join(POLICY_NAMES)}, hf:PATH, or http(s)://HOST:PORT#MODEL"
+)
+
+
+class PolicyError(ValueError):
+    """A policy cannot be loaded: the message names the value, or the missing file."""
+
+
+@dataclass
+class EvalPolicy:
+    """A loaded policy and the settings (a run's config, or the defaults) it is evaluated with."""
+
+    policy: Policy
+    config: TrainConfig
+    kind: str  # run | model | http
+    checkpoint: Path | None = None
+
+
+def is_http(spec: str) -> bool:
+    return spec.startswith(("http://", "https://"))
+
+
+def default_config(env_id: str, model: str, *, visual: bool = False, style: str = "act") -> TrainConfig:
+    """The settings of a policy without a run: the config defaults, for ``env_id``."""
+    return dataclasses.replace(TrainConfig(), env=env_id, model=model, visual=visual, style=style)
+
+
+def run_paths(path: Path) -> tuple[Path, Path]:
+    """``(run folder, checkpoint folder)`` of a run or checkpoint path; :class:`PolicyError` naming
+    the missing file otherwise."""
+    from seed_rl.checkpoint import list_checkpoints
+
+    if path.parent.name == "checkpoints" and path.name.startswith("update-"):
+        run, checkpoint = path.parent.parent, path
+    else:
+        run = path
+        if not (run / "config.yaml").is_file():
+            raise PolicyError(f"{path} is not a run folder: {run / 'config.yaml'} not found")
+        found = list_checkpoints(run)
+        if not found:
+            partial = sorted((run / "checkpoints").glob("update-*")) if (run / "checkpoints").is_dir() else []
+            if partial:
+                raise PolicyError(f"half-written checkpoint: {partial[-1] / 'state.json'} not found")
+            raise PolicyError(f"{run} has no checkpoint: {run / 'checkpoints'} holds no update-NNNNNN/state.json")
+        checkpoint = found[-1][1]
+    if not (run / "config.yaml").is_file():
+        raise PolicyError(f"{checkpoint} is not in a run folder: {run / 'config.yaml'} not found")
+    for name in CHECKPOINT_FILES:
+        if not (checkpoint / name).is_file():
+            raise PolicyError(f"half-written checkpoint: {checkpoint / name} not found")
+    return run, checkpoint
+
+
+def run_config(run: Path) -> TrainConfig:
+    path = run / "config.yaml"
+    try:
+        return from_dict(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+    except (ConfigError, yaml.YAMLError, TypeError) as error:
+        raise PolicyError(f"{path} is not a valid run config: {error}") from None
+
+
+def _read_weights(path: Path) -> dict[str, Any]:
+    from safetensors.torch import load_file
+
+    try:
+        return load_file(str(path))
+    except Exception as error:  # a truncated or foreign file: safetensors raises its own error types
+        raise PolicyError(f"{path} cannot be read ({type(error).__name__}: {error}); it may be half-written") from None
+
+
+def merge_stage1(cfg: TrainConfig, policy: Any) -> None:
+    """Merge the run's Stage-1 adapter into ``policy.model``, as the trainer did before RL."""
+    from seed_envs.paths import cache_root
+    from seed_rl.learner import Learner
+    from seed_rl.run_setup import run_lora_settings
+    from seed_rl.sft import ADAPTER_FILE, stage1_key
+
+    adapter = cache_root() / "stage1" / stage1_key(cfg) / ADAPTER_FILE
+    if not adapter.is_file():
+        raise PolicyError(
+            f"the run's Stage-1 adapter {adapter} not found (sft=true runs merge it before RL; it is kept "
+            "in the Stage-1 cache of the machine that trained the run: copy it there, or set SEED_CACHE_DIR)"
+        )
+    stage1 = Learner(policy, finetune="lora", lora=run_lora_settings(cfg), keep_reference=False)
+    stage1.load_trainable_state(_read_weights(adapter))
+    policy.model = stage1.peft_model.merge_and_unload()
+
+
+def load_run_policy(path: Path) -> EvalPolicy:
+    """A run's (or checkpoint's) trained policy."""
+    from seed_agent.models import ModelNotFetched, load_named_policy
+    from seed_rl.learner import Learner
+    from seed_rl.run_setup import run_lora_settings
+
+    run, checkpoint = run_paths(path)
+    cfg = run_config(run)
+    weights = _read_weights(checkpoint / "trainable.safetensors")
+    try:
+        policy = load_named_policy(cfg.model, dtype=cfg.dtype, vlm=cfg.visual, seed=cfg.seed)
+    except ModelNotFetched as error:
+        raise PolicyError(f"the run's model: {error}") from None
+    if cfg.sft:
+        merge_stage1(cfg, policy)
+    learner = Learner(policy, finetune=cfg.finetune, lora=run_lora_settings(cfg), keep_reference=False)
+    try:
+        learner.load_trainable_state(weights)
+    except KeyError as error:
+        raise PolicyError(f"{checkpoint / 'trainable.safetensors'} does not fit the run's model: {error}") from None
+    return EvalPolicy(learner.policy, cfg, "run", checkpoint)
+
+
+def load_eval_policy(spec: str, env_id: str, *, visual: bool = False) -> EvalPolicy:
+    """The policy named by ``spec`` (see the module docstring)."""
+    if is_http(spec):
+        from seed_agent.policies.http import HttpPolicy
+
+        url, _, model = spec.partition("#")
+        return EvalPolicy(
+            HttpPolicy(url, model or "default"), default_config(env_id, spec, visual=visual, style="think"), "http"
+        )
+    if spec in POLICY_NAMES or spec.startswith("hf:"):
+        from seed_agent.models import ModelNotFetched, load_named_policy
+
+        try:
+            policy = load_named_policy(spec, vlm=visual)
+        except ModelNotFetched as error:
+            raise PolicyError(str(error)) from None
+        except (OSError, ValueError) as error:
+            raise PolicyError(f"cannot load {spec}: {error}") from None
+        style = "act" if spec in POLICY_NAMES else "think"
+        return EvalPolicy(policy, default_config(env_id, spec, visual=visual, style=style), "model")
+    path = Path(spec).expanduser()
+    if path.exists():
+        return load_run_policy(path)
+    if "/" in spec or spec.startswith("."):
+        raise PolicyError(f"run folder not found: {path / 'config.yaml'} (no such path {spec!r})")
+    raise PolicyError(f"unknown policy {spec!r}; allowed: {ALLOWED}")
