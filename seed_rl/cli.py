@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "seed_rl.commands.eval",
     "seed_rl.commands.export",
     "seed_rl.commands.view",
+    "seed_rl.commands.audit",
     "seed_rl.commands.models",
 )
 
