@@ -180,8 +180,9 @@ def comparison_table(untrained: dict[str, Any], arms: list[ArmResult], differing
         "skill parse rate",
         "gate mean (over updates)",
         "share Delta > 0",
-        "s / update",
-        "tokens generated + scored",
+        "s / update: all (rollout + analysis + teacher + update)",
+        "train s, Stage 1 included (x grpo)",
+        "tokens generated (analyzer) / scored (teacher)",
     ]
     rows = [
         [
@@ -194,8 +195,10 @@ def comparison_table(untrained: dict[str, Any], arms: list[ArmResult], differing
             "",
             "",
             "",
+            "",
         ]
     ]
+    baseline = next((train_seconds(a) for a in arms if a.name == "grpo"), None)
     for arm in arms:
         m, e = arm.metrics, arm.evaluation
         first, last = m[0], m[-1]
@@ -209,8 +212,9 @@ def comparison_table(untrained: dict[str, Any], arms: list[ArmResult], differing
                 _fmt(_mean([x.get("skill_parse_rate") for x in m])),
                 _over_updates([x.get("gate_mean") for x in m]),
                 _over_updates([x.get("delta_pos_frac") for x in m]),
-                f"{_mean([x['seconds_total'] for x in m]):.0f}",
-                f"{sum(x['tokens_generated'] + x['tokens_scored'] for x in m):,}",
+                phase_seconds(m),
+                f"{train_seconds(arm):.0f}" + (f" ({train_seconds(arm) / baseline:.2f}x)" if baseline else ""),
+                token_counts(m),
             ]
         )
     table = markdown_table(headers, rows)
@@ -222,6 +226,38 @@ def comparison_table(untrained: dict[str, Any], arms: list[ArmResult], differing
     if differing:
         note += f"\nWARNING: the arms' budgets differ on {', '.join(differing)} (--force)."
     return table + note
+
+
+def train_seconds(arm: ArmResult) -> float:
+    """The arm's wall-clock to train: every update, plus Stage 1 where it ran (not a cached adapter's
+    reuse: its training time, as measured when it was trained)."""
+    stage1 = float(arm.stage1.get("seconds", 0.0)) if arm.stage1 else 0.0
+    return sum(x["seconds_total"] for x in arm.metrics) + stage1
+
+
+def phase_seconds(metrics: list[dict[str, Any]]) -> str:
+    """Mean seconds per update, in all and per phase (the re-score and reference passes, when a run
+    has them, count in "update")."""
+    phases = [_mean([x.get(f"seconds_{p}", 0.0) for x in metrics]) for p in ("rollout", "analysis", "teacher")]
+    rest = _mean(
+        [
+            x.get("seconds_update", 0.0) + x.get("seconds_rescore", 0.0) + x.get("seconds_reference", 0.0)
+            for x in metrics
+        ]
+    )
+    total = _mean([x["seconds_total"] for x in metrics])
+    return f"{total:.0f} ({' + '.join(f'{v:.0f}' for v in [*phases, rest])})"
+
+
+def token_counts(metrics: list[dict[str, Any]]) -> str:
+    """Tokens generated (of which by the analyzer) / scored (of which under h_skill), over the run."""
+    generated = sum(x["tokens_generated"] for x in metrics)
+    scored = sum(x["tokens_scored"] for x in metrics)
+    if any("tokens_scored_teacher" not in x for x in metrics):  # an older run: totals only
+        return f"{generated:,} / {scored:,}"
+    analyzer = sum(x["tokens_generated_analyzer"] for x in metrics)
+    teacher = sum(x["tokens_scored_teacher"] for x in metrics)
+    return f"{generated:,} ({analyzer:,}) / {scored:,} ({teacher:,})"
 
 
 def _over_updates(values: list[float | None]) -> str:

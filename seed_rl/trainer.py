@@ -409,13 +409,16 @@ class Trainer:
             "groups_with_signal": sum(len(set(v)) > 1 for v in groups.values()) / max(len(groups), 1),
             "rows": len(batch.rows),
             "tokens_generated": sum(len(r.token_ids) for r in rows),
+            "tokens_generated_analyzer": 0,
             "tokens_scored": train_tokens * passes + teacher_tokens,
+            "tokens_scored_teacher": teacher_tokens,
             "opd_rows": sum(r.skill_logp is not None for r in batch.rows),
         }
         out.update(stats)
         if batch.skill_report is not None:
             out.update(batch.skill_report.metrics())
             out["tokens_generated"] += batch.skill_report.generated_tokens
+            out["tokens_generated_analyzer"] = batch.skill_report.generated_tokens
             with_skill = sum(isinstance(s, Skill) for s in batch.skills)
             out["opd_trajectories"] = with_skill / max(len(episodes), 1)
         if self.rescores:  # the sampler's log-probs against the learner's re-score, before the update

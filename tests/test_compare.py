@@ -71,3 +71,23 @@ def test_arms_with_different_budgets_are_refused_unless_forced(tmp_path):
     assert check_budgets(configs, force=True) == ["updates"]
     with pytest.raises(ConfigError, match="arms"):
         arm_config("seed-magic", "sokoban_grpo", TINY, tmp_path)
+
+
+def test_the_compute_columns_add_up_the_phases_stage1_and_tokens():
+    from seed_rl.compare import ArmResult, phase_seconds, token_counts, train_seconds
+    from seed_rl.config import load_config
+
+    metrics = [
+        {"seconds_total": 10.0, "seconds_rollout": 4.0, "seconds_analysis": 3.0, "seconds_teacher": 1.0,
+         "seconds_update": 2.0, "tokens_generated": 100, "tokens_generated_analyzer": 30, "tokens_scored": 500,
+         "tokens_scored_teacher": 200},
+        {"seconds_total": 14.0, "seconds_rollout": 6.0, "seconds_analysis": 3.0, "seconds_teacher": 1.0,
+         "seconds_update": 3.0, "seconds_rescore": 1.0, "tokens_generated": 120, "tokens_generated_analyzer": 40,
+         "tokens_scored": 600, "tokens_scored_teacher": 250},
+    ]  # fmt: skip
+    assert phase_seconds(metrics) == "12 (5 + 3 + 1 + 3)"  # the re-score counts with the update: (2 + 4) / 2
+    assert token_counts(metrics) == "220 (70) / 1,100 (450)"
+    old = [{k: v for k, v in m.items() if not k.endswith(("_analyzer", "_teacher"))} for m in metrics]
+    assert token_counts(old) == "220 / 1,100"  # a run from before the split counts
+    arm = ArmResult("seed", load_config("demo"), metrics, {}, stage1={"seconds": 6.0, "cached": True})
+    assert train_seconds(arm) == 30.0 and train_seconds(ArmResult("grpo", load_config("demo"), metrics, {})) == 24.0
