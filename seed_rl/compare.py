@@ -85,7 +85,11 @@ def check_budgets(configs: dict[str, TrainConfig], force: bool = False) -> list[
         if any(cfg.to_dict()[key] != first[key] for cfg in configs.values()):
             differing.append(key)
     if differing and not force:
-        raise ConfigError(f"the arms' budgets differ on {', '.join(differing)}; equalise them or pass --force")
+        values = "; ".join(
+            f"{key}: " + ", ".join(f"{name}={cfg.to_dict()[key]!r}" for name, cfg in configs.items())
+            for key in differing
+        )
+        raise ConfigError(f"the arms' budgets differ ({values}); equalise them or pass --force")
     return differing
 
 

@@ -66,7 +66,7 @@ def test_arms_with_different_budgets_are_refused_unless_forced(tmp_path):
         "grpo": arm_config("grpo", "sokoban_grpo", TINY, tmp_path),
         "seed": arm_config("seed", "sokoban_grpo", [*TINY, "updates=3"], tmp_path),
     }
-    with pytest.raises(ConfigError, match="updates"):
+    with pytest.raises(ConfigError, match=r"updates: grpo=2, seed=3"):
         check_budgets(configs)
     assert check_budgets(configs, force=True) == ["updates"]
     with pytest.raises(ConfigError, match="arms"):
