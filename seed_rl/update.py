@@ -108,8 +108,10 @@ def _minibatch_step(
     gaps: list[torch.Tensor] | None,
 ) -> dict[str, float]:
     n_tokens = sum(r.tokens for r in rows)
-    n_opd = sum(r.tokens for r in rows if r.skill_logp is not None)
     active = [r for r in rows if r.advantage != 0 or s.kl_coef > 0 or (r.skill_logp is not None and s.lambda_opd > 0)]
+    # OPD's token mean runs over the skill rows scored here: all of them when lambda_opd > 0; with
+    # lambda_opd = 0 (statistics only) the rows of tied groups are not scored, so they do not count
+    n_opd = sum(r.tokens for r in active if r.skill_logp is not None)
     sums: dict[str, float] = defaultdict(float)
     for batch in learner.micro_batches([r.score for r in active]):
         micro = [active[i] for i in batch]

@@ -158,6 +158,21 @@ def test_lambda_zero_means_no_opd_gradient(learner):
     assert "gate_mean" in stats  # still reported
 
 
+def test_with_lambda_zero_the_gate_is_the_mean_over_the_rows_trained(learner):
+    """The OPD statistics of lambda_opd = 0 (the seed-lambda0 control) cover the rows scored:
+    rows of tied groups are skipped, and must not dilute the gate mean."""
+    rows = make_rows(learner, n=6, seed=5)
+    settings = LossSettings(kl_coef=0.0, lambda_opd=0.0, beta_opd=5.0)
+    _, stats = grads(learner, rows, settings, budget=10**6)
+    trained = [r for r in rows if r.advantage != 0 and r.skill_logp is not None]
+    skipped = [r for r in rows if r.advantage == 0 and r.skill_logp is not None]
+    assert trained and skipped  # the case the bug hid in
+    with torch.no_grad():
+        logp = torch.cat(learner.logprobs([r.score for r in trained], grad=False))
+    gate = torch.sigmoid(5.0 * (torch.cat([r.skill_logp for r in trained]) - logp))
+    assert stats["gate_mean"] == pytest.approx(float(gate.mean()), rel=1e-5)
+
+
 def test_zero_advantage_rows_without_kl_or_skill_are_skipped_but_counted(learner):
     rows = make_rows(learner, seed=4, with_skill=False)
     settings = LossSettings(kl_coef=0.0, lambda_opd=0.0)
