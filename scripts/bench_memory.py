@@ -46,7 +46,7 @@ def measure(
     from seed_rl.learner import Learner, LoraSettings, ScoreRow
     from seed_rl.memory import return_freed_memory_to_os
 
-    if not glibc_default:  # as the trainer runs (Learner with a memory budget)
+    if not glibc_default:  # as the trainer runs where memory is tight
         return_freed_memory_to_os()
     torch.set_num_threads(threads)
     torch.manual_seed(0)

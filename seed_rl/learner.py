@@ -30,6 +30,7 @@ from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import PromptImages
 from seed_agent.policies.hf import TransformersPolicy
 from seed_rl.memory import (
+    GLIBC_SLACK,
     MemoryBudgetError,
     MemoryModel,
     ModelShape,
@@ -164,13 +165,13 @@ class Learner:
         self.static_bytes = _weight_bytes(model) + 3 * sum(p.numel() * p.element_size() for p in self.trainable)
         if self._reference_model is not None:
             self.static_bytes += _weight_bytes(self._reference_model)
-        if self.memory_budget is not None:
-            if self.memory_budget <= self.static_bytes:
-                raise MemoryBudgetError(
-                    f"memory_budget_gb={self.memory_budget / 1e9:g} does not cover the model's own weights and "
-                    f"optimizer state ({self.static_bytes / 1e9:.2f} GB); raise memory_budget_gb"
-                )
-            return_freed_memory_to_os()  # else the peak RSS runs well past the bytes in use
+        if self.memory_budget is not None and self.memory_budget <= self.static_bytes:
+            raise MemoryBudgetError(
+                f"memory_budget_gb={self.memory_budget / 1e9:g} does not cover the model's own weights and "
+                f"optimizer state ({self.static_bytes / 1e9:.2f} GB); raise memory_budget_gb"
+            )
+        #: Whether glibc now returns freed activations at once (switched on where memory is tight).
+        self.returning_freed_memory = False
 
     def _enable_checkpointing(self) -> None:
         model = self.model
@@ -231,7 +232,11 @@ class Learner:
 
     def micro_batches(self, rows: Sequence[ScoreRow], *, grad: bool = True) -> list[list[int]]:
         """Row indices per micro-batch, packed within :meth:`micro_batch_tokens`."""
-        return pack_by_tokens([row.length for row in rows], self.micro_batch_tokens(rows, grad=grad))
+        lengths = [row.length for row in rows]
+        batches = pack_by_tokens(lengths, self.micro_batch_tokens(rows, grad=grad))
+        padded = max((len(b) * max(lengths[i] for i in b) for b in batches), default=0)
+        self._return_freed_memory_if_tight(rows, padded, grad)
+        return batches
 
     def micro_batch_tokens(self, rows: Sequence[ScoreRow], *, grad: bool = True) -> int:
         """The padded-token budget of a micro-batch of ``rows``: ``token_budget``, or fewer where a pass
@@ -255,6 +260,20 @@ class Learner:
             print(f"gradient checkpointing on: {plan.reason}", flush=True)
             self._enable_checkpointing()
         return min(self.token_budget, plan.tokens)
+
+    def _return_freed_memory_if_tight(self, rows: Sequence[ScoreRow], tokens: int, grad: bool) -> None:
+        """Switch glibc to returning freed activations at once (slower) only where its default
+        slack (:data:`~seed_rl.memory.GLIBC_SLACK`) over the largest micro-batch (``tokens`` padded
+        tokens) would overflow the budget; a budget with room keeps the faster default."""
+        if self.returning_freed_memory or self.memory_budget is None or not rows:
+            return
+        mode = "no_grad" if not grad else "checkpointed" if self.gradient_checkpointing else "grad"
+        free = (self.memory_budget - self.static_bytes) / GLIBC_SLACK[mode]
+        longest = max(row.length for row in rows)
+        kept_share = max((len(row.token_ids) + 1) / max(1, row.length) for row in rows)
+        if tokens > self.memory.tokens_that_fit(free, longest, kept_share, mode) and return_freed_memory_to_os():
+            self.returning_freed_memory = True
+            print("memory budget: freed activations now go back to the OS at once (slower, smaller peak)", flush=True)
 
     @contextlib.contextmanager
     def _scoring_model(self, reference: bool) -> Iterator[TransformersPolicy]:

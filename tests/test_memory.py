@@ -163,6 +163,26 @@ def test_micro_batches_shrink_with_the_budget():
         assert len(batch) * max(rows[i].length for i in batch) <= learner.token_budget
 
 
+def test_freed_memory_goes_back_to_the_os_only_where_the_budget_is_tight(monkeypatch, capsys):
+    """glibc's faster default keeps freed activations (GLIBC_SLACK); the learner switches to
+    returning them only where that slack over a micro-batch would overflow the budget."""
+    import seed_rl.learner as learner_module
+
+    calls = []
+    monkeypatch.setattr(learner_module, "return_freed_memory_to_os", lambda: calls.append(1) or True)
+    rows = score_rows(12, seed=4)
+    roomy = Learner(tiny_random_policy(seed=3), finetune="lora", lr=0.0, token_budget=10**6, memory_budget_gb=1.0)
+    roomy.memory_budget = budget_gb(roomy, rows, "grad", 3 * len(rows)) * 1e9  # 3x what one batch of all needs
+    roomy.micro_batches(rows)
+    assert not calls and not roomy.returning_freed_memory
+    tight = Learner(tiny_random_policy(seed=3), finetune="lora", lr=0.0, token_budget=10**6, memory_budget_gb=1.0)
+    tight.memory_budget = budget_gb(tight, rows, "grad", 1.2) * 1e9  # the budget, not token_budget, binds
+    tight.micro_batches(rows)
+    tight.micro_batches(rows)
+    assert calls == [1] and tight.returning_freed_memory  # once, and said
+    assert "back to the OS" in capsys.readouterr().out
+
+
 def test_gradient_checkpointing_switches_on_when_one_row_needs_it(capsys):
     learner = Learner(tiny_random_policy(seed=5), finetune="lora", lr=0.0, token_budget=10**6)
     rows = score_rows(4, seed=6, length=(600, 900))
