@@ -7,8 +7,8 @@ The checks the paper's critics ask for, each a pure function of the episode reco
   split by the trajectory's outcome, with the share of tokens where the skill raised the
   action's log-prob (``Delta > 0``);
 - :func:`parse_rate_by_update`: the share of analysed episodes whose skill parsed, per update;
-- :func:`foreign_words`: words of a skill that name things of *other* trajectories of the run
-  but not its own (possible contamination: advice copied across tasks);
+- :func:`foreign_words`: words of a skill that name things of *other* episodes' tasks but
+  nothing of its own trajectory (possible contamination: advice copied across tasks);
 - :func:`contradicts_outcome`: a skill whose wording contradicts its episode's outcome (avoidance
   language only, for a won episode; claims of success only, for a lost one). A lexical check:
   it flags for a human to read, it does not judge.
@@ -129,19 +129,17 @@ def trajectory_words(record: dict[str, Any]) -> set[str]:
 
 
 def foreign_words(records: Sequence[dict[str, Any]]) -> list[tuple[dict[str, Any], list[str]]]:
-    """Skills naming content words that other trajectories of the run contain and their own does
-    not, with those words. Words no trajectory contains are not counted: they name nothing of
-    the run (general English, or the rules' vocabulary)."""
-    own = [trajectory_words(r) for r in records]
-    seen_in: dict[str, int] = defaultdict(int)
-    for words in own:
-        for word in words:
-            seen_in[word] += 1
+    """Skills naming content words of *other episodes' tasks* that their own trajectory (task,
+    observations, actions) does not contain, with those words: advice carried over from another
+    task. Words of no task are not counted: an env's shared vocabulary (walls, cells, the rules)
+    and general English name no other task."""
+    task_words = {word for r in records for word in content_words(r["task"])}
     flagged = []
-    for record, words in zip(records, own, strict=True):
+    for record in records:
         if record.get("skill") is None:
             continue
-        foreign = sorted(w for w in content_words(record["skill"]) - words if seen_in[w] > 0)
+        own = trajectory_words(record)
+        foreign = sorted(w for w in content_words(record["skill"]) - own if w in task_words)
         if foreign:
             flagged.append((record, foreign))
     return flagged

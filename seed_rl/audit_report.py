@@ -49,9 +49,9 @@ def markdown(report: Audit, run_name: str) -> str:
         lines.append(f"| {update + 1} | {parsed} / {total} | {proportion_ci(parsed, total)} |")
     lines += [
         "",
-        f"## Possible contamination: {len(report.foreign)} skills name things of other trajectories only",
+        f"## Possible contamination: {len(report.foreign)} skills name other tasks' things",
         "",
-        "Content words of the skill that other episodes of the run contain and its own does not.",
+        "Content words of the skill that other episodes' tasks contain and its own trajectory does not.",
         "",
     ]
     lines += _examples([(r, ", ".join(words)) for r, words in report.foreign], "foreign words")

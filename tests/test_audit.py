@@ -76,8 +76,10 @@ def test_a_skill_naming_another_trajectory_s_objects_is_flagged():
     )
     apple = record(task="heat an apple", observations=("You see an apple.",), skill="Heat the apple in the microwave.")
     zebra = record(task="put a mug in the sink", observations=("A mug.",), skill="Think of a zebra and the mug.")
-    flagged = foreign_words([mug, apple, zebra])
-    # "apple" is in another trajectory, not in mug's; "microwave" and "zebra" are in none, so they name nothing
+    shared = record(task="put a mug in the sink", observations=("A mug by a wall.",), skill="Mind the wall.")
+    flagged = foreign_words([mug, apple, zebra, shared])
+    # "apple" is in another episode's task, not in mug's trajectory; "microwave" and "zebra" are in no
+    # task, and "wall" only in observations (an env's shared vocabulary): none of them names another task
     assert [(r["skill"], words) for r, words in flagged] == [("Take the apple first.", ["apple"])]
 
 
