@@ -172,6 +172,11 @@ class Learner:
             )
         #: Whether glibc now returns freed activations at once (switched on where memory is tight).
         self.returning_freed_memory = False
+        if self.memory_budget is not None:  # a budget tighter than token_budget: from the start,
+            # so that the rollout's freed memory goes back too
+            seq = max(1, min(self.token_budget, self.context_length))
+            probe = [ScoreRow(list(range(seq - 1)), [0])]
+            self._return_freed_memory_if_tight(probe, self.token_budget, grad=True)
 
     def _enable_checkpointing(self) -> None:
         model = self.model

@@ -171,16 +171,24 @@ def test_freed_memory_goes_back_to_the_os_only_where_the_budget_is_tight(monkeyp
     calls = []
     monkeypatch.setattr(learner_module, "return_freed_memory_to_os", lambda: calls.append(1) or True)
     rows = score_rows(12, seed=4)
-    roomy = Learner(tiny_random_policy(seed=3), finetune="lora", lr=0.0, token_budget=10**6, memory_budget_gb=1.0)
+    roomy = Learner(tiny_random_policy(seed=3), finetune="lora", lr=0.0, token_budget=10**6)
     roomy.memory_budget = budget_gb(roomy, rows, "grad", 3 * len(rows)) * 1e9  # 3x what one batch of all needs
     roomy.micro_batches(rows)
     assert not calls and not roomy.returning_freed_memory
-    tight = Learner(tiny_random_policy(seed=3), finetune="lora", lr=0.0, token_budget=10**6, memory_budget_gb=1.0)
+    tight = Learner(tiny_random_policy(seed=3), finetune="lora", lr=0.0, token_budget=10**6)
     tight.memory_budget = budget_gb(tight, rows, "grad", 1.2) * 1e9  # the budget, not token_budget, binds
     tight.micro_batches(rows)
     tight.micro_batches(rows)
     assert calls == [1] and tight.returning_freed_memory  # once, and said
     assert "back to the OS" in capsys.readouterr().out
+    # a budget that token_budget-sized micro-batches would overflow switches it on from the start,
+    # before the rollout, whose freed memory then goes back too
+    calls.clear()
+    Learner(tiny_random_policy(seed=3), finetune="lora", lr=0.0, token_budget=10**6, memory_budget_gb=0.1)
+    assert calls == [1]
+    calls.clear()
+    Learner(tiny_random_policy(seed=3), finetune="lora", lr=0.0, token_budget=256, memory_budget_gb=8.0)
+    assert not calls
 
 
 def test_gradient_checkpointing_switches_on_when_one_row_needs_it(capsys):
