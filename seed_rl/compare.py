@@ -24,7 +24,7 @@ from seed_rl.checkpoint import latest_checkpoint
 from seed_rl.config import ConfigError, TrainConfig, load_config
 from seed_rl.plots import plot_comparison
 from seed_rl.run_log import read_metrics, summary_line
-from seed_rl.stats import mean_ci
+from seed_rl.stats import format_percent, mean_ci
 from seed_rl.tables import markdown_table
 
 #: The overrides that make each arm. "seed-scripted" is a diagnostic (oracle skills), never the SEED row.
@@ -163,12 +163,6 @@ def evaluate_untrained(
     return result
 
 
-def _pct(mean: float, low: float | None, high: float | None) -> str:
-    if low is None or high is None:  # written by an older version without the interval
-        return f"{100 * mean:.1f}"
-    return f"{100 * mean:.1f} [{100 * low:.1f}, {100 * high:.1f}]"
-
-
 def _mean(values: list[float]) -> float:
     clean = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
     return sum(clean) / len(clean) if clean else math.nan
@@ -191,8 +185,8 @@ def comparison_table(untrained: dict[str, Any], arms: list[ArmResult], differing
     rows = [
         [
             "untrained",
-            _pct(untrained["success"], untrained["success_low"], untrained["success_high"]),
-            _pct(untrained["invalid_rate"], untrained.get("invalid_low"), untrained.get("invalid_high")),
+            format_percent(untrained["success"], untrained["success_low"], untrained["success_high"]),
+            format_percent(untrained["invalid_rate"], untrained.get("invalid_low"), untrained.get("invalid_high")),
             "",
             "",
             "",
@@ -210,8 +204,8 @@ def comparison_table(untrained: dict[str, Any], arms: list[ArmResult], differing
         rows.append(
             [
                 LABELS.get(arm.name, arm.name),
-                _pct(e["success"], e["success_low"], e["success_high"]),
-                _pct(e["invalid_rate"], e.get("invalid_low"), e.get("invalid_high")),
+                format_percent(e["success"], e["success_low"], e["success_high"]),
+                format_percent(e["invalid_rate"], e.get("invalid_low"), e.get("invalid_high")),
                 f"{100 * first['success']:.0f} -> {100 * last['success']:.0f} (n={n} each)",
                 _fmt(_mean([x.get("skill_parse_rate") for x in m])),
                 _over_updates([x.get("gate_mean") for x in m]),

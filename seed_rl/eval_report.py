@@ -8,7 +8,7 @@ from typing import Any
 
 from seed_rl.evaluate import EvalResult
 from seed_rl.manifests import Manifest, ManifestTask
-from seed_rl.stats import proportion_ci
+from seed_rl.stats import format_percent, proportion_ci
 from seed_rl.tables import markdown_table
 
 
@@ -64,14 +64,6 @@ def eval_report(
     )
 
 
-def _percent(mean: float | None, low: float | None, high: float | None) -> str:
-    if mean is None:
-        return "n/a"
-    if low is None or high is None:
-        return f"{100 * mean:.1f}"
-    return f"{100 * mean:.1f} [{100 * low:.1f}, {100 * high:.1f}]"
-
-
 def _number(mean: float | None, low: float | None, high: float | None) -> str:
     if mean is None:
         return "n/a"
@@ -95,17 +87,21 @@ def markdown_report(report: dict[str, Any]) -> str:
         [
             [
                 "success %",
-                _percent(report["success"], report["success_low"], report["success_high"]),
+                format_percent(report["success"], report["success_low"], report["success_high"]),
                 report["episodes"],
             ],
             ["score", _number(report["score"], report["score_low"], report["score_high"]), report["episodes"]],
-            ["invalid steps %", _percent(report["invalid_rate"], report["invalid_low"], report["invalid_high"]), steps],
+            [
+                "invalid steps %",
+                format_percent(report["invalid_rate"], report["invalid_low"], report["invalid_high"]),
+                steps,
+            ],
             ["mean steps", f"{report['mean_steps']:.2f}", report["episodes"]],
         ],
     )
     parts = [title, "", table]
     if report["by_family"]:
-        rows = [[name, _percent(*values[:3]), values[3]] for name, values in report["by_family"].items()]
+        rows = [[name, format_percent(*values[:3]), values[3]] for name, values in report["by_family"].items()]
         parts += ["", markdown_table(["family", "success % [95% CI]", "episodes"], rows)]
     parts += ["", "Success: Wilson 95% interval over episodes; score: normal interval; invalid steps: over steps."]
     return "\n".join(parts)

@@ -54,3 +54,13 @@ def proportion_ci(successes: int, n: int) -> Estimate:
     low = 0.0 if successes == 0 else max(0.0, centre - half)  # exact at the edges, whatever the rounding
     high = 1.0 if successes == n else min(1.0, centre + half)
     return Estimate(p, low, high, n)
+
+
+def format_percent(mean: float | None, low: float | None, high: float | None) -> str:
+    """``12.5 [4.0, 30.1]``: a rate and its interval in percent; the rate alone where the interval is
+    missing (older files), ``n/a`` where the rate is."""
+    if mean is None:
+        return "n/a"
+    if low is None or high is None:
+        return f"{100 * mean:.1f}"
+    return f"{100 * mean:.1f} [{100 * low:.1f}, {100 * high:.1f}]"
