@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import tempfile
 import time
@@ -35,6 +34,7 @@ from seed_agent.skills import Skill
 from seed_agent.skills.annotate import annotate
 from seed_rl.advantages import grpo_advantages
 from seed_rl.config import load_config
+from seed_rl.memory import peak_rss_bytes
 from seed_rl.tables import markdown_table
 from seed_rl.trainer import PhaseTimer, Trainer, UpdateBatch, outcome_reward
 from seed_rl.update import optimize
@@ -172,7 +172,7 @@ def main() -> None:
         f"({timing['one generate over 8']:.2f} s vs {timing['8 generates of 1']:.2f} s)"
     )
     report["batched_generation_ratio"] = ratio
-    report["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    report["peak_rss_mb"] = peak_rss_bytes() / 2**20
     trainer.close()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=1), encoding="utf-8")

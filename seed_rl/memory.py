@@ -70,6 +70,36 @@ def return_freed_memory_to_os(threshold: int = MMAP_THRESHOLD) -> bool:
     return bool(mallopt(m_mmap_threshold, int(threshold)))
 
 
+def peak_rss_bytes() -> int:
+    """This process's peak resident set size since it started, or since :func:`reset_peak_rss`.
+
+    Read from ``VmHWM`` in ``/proc/self/status``, not ``getrusage``: Linux carries ``ru_maxrss``
+    across ``execve``, so a subprocess spawned by a large process (a test runner that has loaded a
+    model) reports its parent's peak as its own. Falls back to ``ru_maxrss`` off Linux.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB; macOS bytes
+
+
+def reset_peak_rss() -> bool:
+    """Start :func:`peak_rss_bytes` again from the current RSS (Linux's ``clear_refs``); returns
+    False where that is not possible."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as handle:
+            handle.write("5")
+        return True
+    except OSError:
+        return False
+
+
 class MemoryBudgetError(RuntimeError):
     """A pass cannot fit in the memory budget; the message names the row, the budget and the fix."""
 

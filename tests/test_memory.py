@@ -78,6 +78,27 @@ def test_checkpointing_needs_less_than_a_plain_pass():
         assert model.bytes_per_token(seq, "checkpointed") < model.bytes_per_token(seq, "grad")
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="VmHWM and clear_refs are Linux's")
+def test_a_subprocess_of_a_large_process_reports_its_own_peak():
+    """Linux carries ``ru_maxrss`` across exec, so a child of a process holding 400 MB would report
+    400 MB; ``peak_rss_bytes`` reads the child's own, and ``reset_peak_rss`` starts it again."""
+    held = bytearray(400 * 2**20)
+    held[::4096] = b"x" * len(held[::4096])  # touch every page: resident, not just reserved
+    child = (
+        "from seed_rl.memory import peak_rss_bytes, reset_peak_rss\n"
+        "import resource\n"
+        "print(peak_rss_bytes(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)\n"
+        "big = bytearray(300 * 2**20); big[::4096] = b'x' * len(big[::4096])\n"
+        "grown = peak_rss_bytes(); del big; reset_peak_rss()\n"
+        "print(grown, peak_rss_bytes())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True)
+    (own, inherited), (grown, after_reset) = [map(int, line.split()) for line in done.stdout.splitlines()]
+    assert own < 200 * 2**20 <= len(held) <= inherited  # the child's own start, under the parent's 400 MB
+    assert grown >= own + 300 * 2**20 > after_reset
+    del held
+
+
 def test_memory_budget_gb_is_validated():
     assert load_config("demo").memory_budget_gb == 8.0
     assert load_config("demo", ["memory_budget_gb=2"]).memory_budget_gb == 2.0
@@ -293,8 +314,9 @@ def test_a_small_budget_trains_exactly_as_a_large_one():
 # ------------------------------------------------------------------------------ slow, SmolLM2
 RUN_ONE_UPDATE = textwrap.dedent(
     """
-    import json, os, resource, sys
+    import json, os, sys
     from seed_rl.config import load_config
+    from seed_rl.memory import peak_rss_bytes, reset_peak_rss
     from seed_rl.trainer import Trainer
 
     def rss():
@@ -304,6 +326,7 @@ RUN_ONE_UPDATE = textwrap.dedent(
     cfg = load_config("demo", sys.argv[1:])
     trainer = Trainer(cfg)
     start = rss()
+    reset_peak_rss()  # the peak of training, not of loading the weights
     batches = []
     packer = trainer.learner.micro_batches
 
@@ -318,7 +341,7 @@ RUN_ONE_UPDATE = textwrap.dedent(
     micro, rows, longest = max(batches)
     print(json.dumps({
         "start": start,
-        "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "peak": peak_rss_bytes(),
         "micro_batches": micro,
         "rows": rows,
         "longest": longest,

@@ -1,0 +1,65 @@
+"""The evaluation statistics against hand computations and closed forms."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from seed_rl.stats import format_percent, mean_ci, mean_t_ci, proportion_ci, t_quantile
+
+
+def test_wilson_interval_of_3_in_10_by_hand():
+    # p = 0.3, z^2 = 3.8415: centre = (0.3 + 3.8415/20) / (1 + 3.8415/10) = 0.49207 / 1.38415 = 0.35551
+    # half = 1.959964 * sqrt(0.3 * 0.7 / 10 + 3.8415 / 400) / 1.38415 = 1.96 * 0.17494 / 1.38415 = 0.24772
+    estimate = proportion_ci(3, 10)
+    assert estimate.mean == 0.3 and estimate.n == 10
+    assert estimate.low == pytest.approx(0.35551 - 0.24772, abs=1e-4)
+    assert estimate.high == pytest.approx(0.35551 + 0.24772, abs=1e-4)
+
+
+def test_wilson_interval_is_exact_at_the_edges_and_empty_without_episodes():
+    none, every = proportion_ci(0, 8), proportion_ci(8, 8)
+    assert none.low == 0.0 and 0 < none.high < 0.5
+    assert every.high == 1.0 and 0.5 < every.low < 1
+    assert none.high == pytest.approx(1 - every.low)  # symmetric
+    assert math.isnan(proportion_ci(0, 0).mean)
+
+
+def test_normal_mean_interval_by_hand():
+    # mean 2, sample variance ((1 + 0 + 1) / 2) = 1, half = 1.959964 * 1 / sqrt(3) = 1.131586
+    estimate = mean_ci([1.0, 2.0, 3.0])
+    assert estimate.mean == 2.0
+    assert (estimate.low, estimate.high) == pytest.approx((2 - 1.131586, 2 + 1.131586), abs=1e-6)
+    single = mean_ci([0.4])
+    assert single.mean == 0.4 and math.isnan(single.low)
+
+
+def test_t_quantiles_match_their_closed_forms():
+    # df = 1 (Cauchy): q = tan(pi (p - 1/2)); df = 2: q = (2p - 1) / sqrt(2 p (1 - p))
+    for p in (0.9, 0.975, 0.995):
+        assert t_quantile(1, p) == pytest.approx(math.tan(math.pi * (p - 0.5)), rel=1e-6)
+        assert t_quantile(2, p) == pytest.approx((2 * p - 1) / math.sqrt(2 * p * (1 - p)), rel=1e-6)
+    # many degrees of freedom: the normal quantile
+    assert t_quantile(100_000) == pytest.approx(1.959963984540054, abs=1e-4)
+    assert t_quantile(3) > t_quantile(4) > t_quantile(30) > 1.96  # fewer runs, wider intervals
+    with pytest.raises(ValueError, match="df"):
+        t_quantile(0)
+
+
+def test_the_mean_over_training_seeds_uses_students_interval():
+    # 0.25, 0.50, 0.125: mean 0.29167; deviations -0.04167, 0.20833, -0.16667;
+    # s^2 = (0.001736 + 0.043403 + 0.027778) / 2 = 0.036458; s / sqrt(3) = 0.110239;
+    # half = t(0.975, 2) * 0.110239 = 4.30265 * 0.110239 = 0.474320
+    estimate = mean_t_ci([0.25, 0.5, 0.125])
+    assert estimate.mean == pytest.approx(0.291667, abs=1e-6) and estimate.n == 3
+    assert (estimate.low, estimate.high) == pytest.approx((0.291667 - 0.474320, 0.291667 + 0.474320), abs=1e-5)
+    assert estimate.high - estimate.low > mean_ci([0.25, 0.5, 0.125]).high - mean_ci([0.25, 0.5, 0.125]).low
+    one = mean_t_ci([0.5])
+    assert one.mean == 0.5 and math.isnan(one.high)
+
+
+def test_format_percent():
+    assert format_percent(0.125, 0.04, 0.301) == "12.5 [4.0, 30.1]"
+    assert format_percent(0.125, None, None) == "12.5"
+    assert format_percent(None, None, None) == "n/a"
