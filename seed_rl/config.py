@@ -55,6 +55,8 @@ class TrainConfig:
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     split: str = "train"
     max_steps: int = 0  # 0: the env's own limit
+    train_tasks: int = 0  # the training pool: the split's first N task indices; 0: the whole split
+    train_fraction: float = 1.0  # the share of that pool a run draws from (seed compare --data-fractions)
     # the model
     model: str = "tiny-random"  # smollm2 | tiny-random | hf:PATH
     finetune: str = "lora"
@@ -164,6 +166,14 @@ class TrainConfig:
             raise ConfigError(
                 f"memory_budget_gb={self.memory_budget_gb!r} is not allowed; memory_budget_gb must be > 0 "
                 "(GB for the weights, the optimizer state and one training micro-batch)"
+            )
+        if self.train_tasks < 0:
+            raise ConfigError(
+                f"train_tasks={self.train_tasks!r} is not allowed; train_tasks must be >= 0 (0: the whole split)"
+            )
+        if not 0 < self.train_fraction <= 1:
+            raise ConfigError(
+                f"train_fraction={self.train_fraction!r} is not allowed; train_fraction must be in (0, 1]"
             )
         if self.temperature == 0:
             raise ConfigError("temperature=0 is not allowed for training; GRPO needs sampled groups (use > 0)")

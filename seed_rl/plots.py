@@ -1,4 +1,9 @@
-"""PNG plots of a comparison: training success per update with 95% bands, and final success."""
+"""The PNG of a comparison: learning curves with 95% bands, final success with 95% intervals, and,
+where they apply, success per task family and success against the share of training data.
+
+Bands and intervals are :class:`~seed_rl.arm_summary.ArmSummary`'s: over episodes for one
+training seed, over seeds for several.
+"""
 
 from __future__ import annotations
 
@@ -6,50 +11,76 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from seed_rl.stats import proportion_ci
+from seed_rl.arm_summary import ArmSummary, family_estimates, summary_estimate
+from seed_rl.arms import ARMS
+from seed_rl.stats import Estimate
 
 
-def learning_curve_band(
-    metrics: list[dict[str, Any]], n: int
-) -> tuple[list[int], list[float], list[float], list[float]]:
-    """Per update: training success and its Wilson 95% band over the update's ``n`` episodes."""
-    xs, ys, lows, highs = [], [], [], []
-    for m in metrics:
-        estimate = proportion_ci(round(m["success"] * n), n)
-        xs.append(m["update"])
-        ys.append(estimate.mean)
-        lows.append(estimate.low)
-        highs.append(estimate.high)
-    return xs, ys, lows, highs
+def error_bars(estimates: Sequence[Estimate]) -> list[list[float]]:
+    """Matplotlib's ``yerr``: distances below and above each mean (0 where an interval is missing)."""
+
+    def gap(value: float) -> float:
+        return 0.0 if value != value else max(0.0, value)  # NaN: no interval (one run of a mean)
+
+    return [[gap(e.mean - e.low) for e in estimates], [gap(e.high - e.mean) for e in estimates]]
 
 
-def plot_comparison(path: Path, untrained: dict[str, Any], arms: Sequence[Any]) -> Path:
-    """Left: each arm's training success per update (Wilson 95% band). Right: success on the fixed
-    ``valid_unseen`` tasks after training, with 95% intervals, next to the untrained model."""
+def plot_comparison(path: Path, untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary]) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 
-    fig, (curves, bars) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 2]})
+    split = next(iter(untrained))
+    families = sorted(set(family_estimates(untrained[split])) | {f for a in arms for f in a.families(split)})
+    fractions = sorted({a.fraction for a in arms})
+    panels = 2 + bool(families) + (len(fractions) > 1)
+    fig, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4.2), squeeze=False)
+    curves, bars, *rest = axes[0]
+    colours = {name: f"C{i}" for i, name in enumerate(dict.fromkeys(a.name for a in arms))}
+
     for arm in arms:
-        n = arm.config.tasks_per_update * arm.config.group_size
-        xs, ys, lows, highs = learning_curve_band(arm.metrics, n)
-        (line,) = curves.plot(xs, ys, marker="o", label=arm.name)
-        curves.fill_between(xs, lows, highs, color=line.get_color(), alpha=0.15)
+        if arm.fraction != fractions[-1] or (arm.name in ARMS and ARMS[arm.name].trains_as):
+            continue  # an arm that shares another's training shares its curve
+        xs, ys, lows, highs = arm.curve()
+        curves.plot(xs, ys, marker="o", color=colours[arm.name], label=f"{arm.name} ({len(arm.runs)} seed(s))")
+        curves.fill_between(xs, lows, highs, color=colours[arm.name], alpha=0.15)
     curves.set(xlabel="update", ylabel="training success", ylim=(0, 1), title="training episodes (95% band)")
     curves.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
-    curves.legend()
-    names = ["untrained", *[a.name for a in arms]]
-    results = [untrained, *[a.evaluation for a in arms]]
-    means = [r["success"] for r in results]
-    errors = [
-        [max(0.0, m - r["success_low"]) for m, r in zip(means, results, strict=True)],
-        [max(0.0, r["success_high"] - m) for m, r in zip(means, results, strict=True)],
-    ]
-    bars.bar(names, means, yerr=errors, capsize=4, color=["grey", *[f"C{i}" for i in range(len(arms))]])
-    bars.set(ylim=(0, 1), ylabel="success", title=f"valid_unseen, n={untrained['episodes']} (95% CI)")
+    curves.legend(fontsize=8)
+
+    shown = [a for a in arms if a.fraction == fractions[-1]]
+    estimates = [summary_estimate(untrained[split]), *[a.success(split) for a in shown]]
+    names = ["untrained", *[a.name for a in shown]]
+    bars.bar(names, [e.mean for e in estimates], yerr=error_bars(estimates), capsize=4,
+             color=["grey", *[colours[a.name] for a in shown]])  # fmt: skip
+    bars.set(ylim=(0, 1), ylabel="success", title=f"{split}, n={untrained[split]['episodes']} per run (95% CI)")
+    bars.tick_params(axis="x", labelrotation=30)
+
+    if families:
+        ax = rest.pop(0)
+        width = 0.8 / (len(shown) + 1)
+        rows = [("untrained", "grey", family_estimates(untrained[split]))]
+        rows += [(a.name, colours[a.name], a.families(split)) for a in shown]
+        for k, (name, colour, found) in enumerate(rows):
+            xs = [i + (k - len(rows) / 2 + 0.5) * width for i in range(len(families))]
+            values = [found.get(f, Estimate(0.0, 0.0, 0.0, 0)) for f in families]
+            ax.bar(xs, [v.mean for v in values], width, yerr=error_bars(values), capsize=2, color=colour, label=name)
+        ax.set_xticks(range(len(families)), families, rotation=30, ha="right", fontsize=8)
+        ax.set(ylim=(0, 1), ylabel="success", title=f"per task family, {split} (95% CI)")
+        ax.legend(fontsize=7)
+
+    if len(fractions) > 1:
+        ax = rest.pop(0)
+        for name in colours:
+            points = sorted(((a.fraction, a.success(split)) for a in arms if a.name == name), key=lambda p: p[0])
+            xs = [100 * f for f, _ in points]
+            ax.errorbar(xs, [e.mean for _, e in points], yerr=error_bars([e for _, e in points]), marker="o",
+                        capsize=3, color=colours[name], label=name)  # fmt: skip
+        ax.set(xlabel="% of train tasks", ylabel="success", ylim=(0, 1), title=f"data fraction, {split} (95% CI)")
+        ax.legend(fontsize=8)
+
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -13,7 +13,7 @@ import seed_envs  # noqa: F401  (registers the ids)
 from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import SamplingParams
 from seed_agent.prompts import PromptBuilder, prompt_spec
-from seed_rl.config import TrainConfig
+from seed_rl.config import ConfigError, TrainConfig
 from seed_rl.learner import LoraSettings
 from seed_rl.skill_pass import AnalyzerSettings
 
@@ -39,6 +39,37 @@ def run_env_kwargs(cfg: TrainConfig, split: str) -> dict[str, Any]:
     if cfg.max_steps:
         kwargs["max_episode_steps"] = cfg.max_steps
     return kwargs
+
+
+#: The task count of a split with no fixed size (procedural envs draw any index).
+UNBOUNDED_TASKS = 2**31 - 1
+
+
+def train_task_pool(cfg: TrainConfig, available: int | None) -> int:
+    """How many of the training split's first task indices a run draws from: ``train_tasks`` (or
+    the split's ``available`` count), times ``train_fraction``, at least one. The pool is a prefix,
+    so a smaller fraction's tasks are a subset of a larger one's (the paper's Table 6)."""
+    if cfg.train_tasks and available is not None and cfg.train_tasks > available:
+        raise ConfigError(f"train_tasks={cfg.train_tasks} exceeds the {available} tasks of split {cfg.split!r}")
+    pool = cfg.train_tasks or available
+    if pool is None:
+        if cfg.train_fraction < 1:
+            raise ConfigError(
+                f"train_fraction={cfg.train_fraction:g} needs a pool to take a share of: split {cfg.split!r} of "
+                f"{cfg.env} has no fixed size, so set train_tasks=N"
+            )
+        return UNBOUNDED_TASKS
+    return max(1, round(pool * cfg.train_fraction))
+
+
+def split_size(cfg: TrainConfig, split: str | None = None) -> int | None:
+    """How many tasks ``split`` (the run's training split by default) has; None: no fixed size."""
+    split = split or cfg.split
+    env = make_env(cfg.env, split, cfg.visual, dict(cfg.env_kwargs))
+    try:
+        return env.unwrapped.task_count(split)
+    finally:
+        env.close()
 
 
 def run_prompt_builder(

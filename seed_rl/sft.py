@@ -44,7 +44,15 @@ from seed_rl.learner import Learner, ScoreRow
 from seed_rl.losses import token_mean
 from seed_rl.progress import bar
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
-from seed_rl.run_setup import run_analyzer_settings, run_env_kwargs, run_lora_settings, run_prompt_builder, run_sampling
+from seed_rl.run_setup import (
+    UNBOUNDED_TASKS,
+    run_analyzer_settings,
+    run_env_kwargs,
+    run_lora_settings,
+    run_prompt_builder,
+    run_sampling,
+    train_task_pool,
+)
 from seed_rl.skill_pass import AnalyzerSettings, external_analyzer, write_skills
 
 #: Random-action rates of the noisy expert, cycled over its episodes.
@@ -122,7 +130,11 @@ def stage1_key(cfg: TrainConfig) -> str:
         "seed",
         "token_budget",
     )
-    blob = json.dumps({k: getattr(cfg, k) for k in keys}, sort_keys=True, default=str)
+    settings = {k: getattr(cfg, k) for k in keys}
+    for key, default in (("train_tasks", 0), ("train_fraction", 1.0)):  # keys added later: only when set,
+        if getattr(cfg, key) != default:  # so that adapters cached before them keep their keys
+            settings[key] = getattr(cfg, key)
+    blob = json.dumps(settings, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -219,7 +231,9 @@ def _episodes(
     rng = np.random.default_rng([cfg.seed, 10_000 + offset])
     per_kind = max(1, rollouts // 2)
     with make_vec(cfg.env, min(tasks * per_kind, 32), backend="sync", **kwargs) as vec:
-        count = vec.call("task_count", split, env_ids=[0])[0] or 2**31 - 1
+        available = vec.call("task_count", split, env_ids=[0])[0]
+        # Stage 1's training pairs come from the run's training pool, its held-out ones from their split
+        count = train_task_pool(cfg, available) if split == cfg.split else available or UNBOUNDED_TASKS
         indices = [int(i) for i in rng.choice(count, size=tasks, replace=count < tasks)]
         starts = [
             EpisodeStart(options={"split": split, "index": i}, group=k)

@@ -1,26 +1,32 @@
-"""The Skill-Prompt baseline: one fixed skill in every prompt of an episode.
+"""The Skill-Prompt baselines: a skill in every prompt of an episode, at inference.
 
-:class:`FixedSkillBuilder` builds the prompts a :class:`~seed_agent.prompts.PromptBuilder`
-would, then inserts the skill after the task line (:func:`seed_agent.skills.inject.inject`),
+:class:`FixedSkillBuilder` puts one fixed skill in every prompt (``seed eval --skill``);
+:class:`LibrarySkillBuilder` puts, for each task, the best match among a library's skills
+(``seed compare``'s skill-prompt arm, whose library is what its own run wrote in training:
+:func:`library_from_run`). Both build the prompts a :class:`~seed_agent.prompts.PromptBuilder`
+would, then insert the skill after the task line (:func:`seed_agent.skills.inject.inject`),
 shortening the skill, never the prompt, when a token budget is set.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from seed_agent.chat import ChatPrompt
 from seed_agent.history import EpisodeHistory
 from seed_agent.prompts import PromptBuilder
-from seed_agent.skills import Skill
+from seed_agent.skills import Skill, SkillLibrary
 from seed_agent.skills.inject import inject, inject_within_budget
+from seed_rl.episode_log import read_episodes
 
 
-class FixedSkillBuilder(PromptBuilder):
-    """``base``'s prompts with ``skill`` injected; ``max_tokens`` bounds the prompt with the skill
-    (``base`` should leave room for it: its own budget is for the prompt without the skill)."""
+class SkillPromptBuilder(PromptBuilder):
+    """``base``'s prompts with the skill of :meth:`skill_for` injected; ``max_tokens`` bounds the
+    prompt with the skill (``base`` should leave room for it: its own budget is for the prompt
+    without the skill)."""
 
-    def __init__(self, base: PromptBuilder, skill: str, max_tokens: int | None = None) -> None:
+    def __init__(self, base: PromptBuilder, max_tokens: int | None = None) -> None:
         super().__init__(
             base.spec,
             style=base.style,
@@ -31,10 +37,10 @@ class FixedSkillBuilder(PromptBuilder):
             count_tokens=base.count_tokens,
             max_prompt_tokens=base.max_prompt_tokens,
         )
-        if not skill.strip():
-            raise ValueError("the skill is empty")
-        self.skill = Skill(skill.strip())
         self.max_tokens = max_tokens
+
+    def skill_for(self, task: str) -> Skill | None:
+        raise NotImplementedError
 
     def build(
         self,
@@ -44,6 +50,51 @@ class FixedSkillBuilder(PromptBuilder):
         history: EpisodeHistory | None = None,
     ) -> ChatPrompt:
         h = super().build(task, observation, available_actions, history)
+        skill = self.skill_for(task)
+        if skill is None:
+            return h
         if self.count_tokens is None or self.max_tokens is None:
-            return inject(h, self.skill)
-        return inject_within_budget(h, self.skill, self.count_tokens, self.max_tokens)[0]
+            return inject(h, skill)
+        return inject_within_budget(h, skill, self.count_tokens, self.max_tokens)[0]
+
+
+class FixedSkillBuilder(SkillPromptBuilder):
+    """One fixed ``skill`` in every prompt."""
+
+    def __init__(self, base: PromptBuilder, skill: str, max_tokens: int | None = None) -> None:
+        super().__init__(base, max_tokens)
+        if not skill.strip():
+            raise ValueError("the skill is empty")
+        self.skill = Skill(skill.strip())
+
+    def skill_for(self, task: str) -> Skill | None:
+        return self.skill
+
+
+class LibrarySkillBuilder(SkillPromptBuilder):
+    """For each task, the skill of the library entry whose task text matches it best (TF-IDF
+    cosine, :meth:`SkillLibrary.retrieve`), among entries of ``env``; no skill where none is."""
+
+    def __init__(
+        self, base: PromptBuilder, library: SkillLibrary, max_tokens: int | None = None, env: str | None = None
+    ) -> None:
+        super().__init__(base, max_tokens)
+        self.library = library
+        self.env = env
+        self._chosen: dict[str, Skill | None] = {}
+
+    def skill_for(self, task: str) -> Skill | None:
+        if task not in self._chosen:  # every step of an episode asks again: retrieve once per task
+            found = self.library.retrieve(task, env=self.env)
+            self._chosen[task] = found[0].skill if found else None
+        return self._chosen[task]
+
+
+def library_from_run(run_dir: str | os.PathLike[str]) -> SkillLibrary:
+    """Every parsed skill a run wrote in training (its ``episodes.jsonl``), with its task, in order,
+    so that retrieval breaks ties towards the latest policy's skills."""
+    library = SkillLibrary()
+    for record in read_episodes(run_dir):
+        if record.get("skill"):
+            library.add(record["task"], Skill(record["skill"]), env=record["env"], won=record["outcome"]["won"])
+    return library

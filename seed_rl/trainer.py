@@ -45,7 +45,14 @@ from seed_rl.learner import Learner, ScoreRow
 from seed_rl.progress import bar
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
 from seed_rl.run_log import RunLog, truncate_jsonl
-from seed_rl.run_setup import run_analyzer_settings, run_env_kwargs, run_lora_settings, run_prompt_builder, run_sampling
+from seed_rl.run_setup import (
+    run_analyzer_settings,
+    run_env_kwargs,
+    run_lora_settings,
+    run_prompt_builder,
+    run_sampling,
+    train_task_pool,
+)
 from seed_rl.skill_pass import (
     SkillReport,
     add_to_library,
@@ -54,12 +61,11 @@ from seed_rl.skill_pass import (
     teacher_prompts,
     write_skills,
 )
+from seed_rl.skill_prompt import LibrarySkillBuilder
 from seed_rl.update import LossSettings, TrainRow, optimize
 
 #: Config keys that may change when a run is resumed (the rest must match the run's config.yaml).
 RESUMABLE_KEYS = ("updates", "progress", "run_dir", "tensorboard", "wandb", "workers", "threads")
-#: The largest task index drawn from a split with no fixed size.
-UNBOUNDED_TASKS = 2**31 - 1
 
 
 class PhaseTimer:
@@ -136,7 +142,7 @@ class Trainer:
         self.vec = make_vec(
             cfg.env, n_envs, workers=cfg.workers or None, backend="process" if cfg.workers else "sync", **kwargs
         )
-        self.task_count = self.vec.call("task_count", cfg.split, env_ids=[0])[0] or UNBOUNDED_TASKS
+        self.task_count = train_task_pool(cfg, self.vec.call("task_count", cfg.split, env_ids=[0])[0])
         self.analyzer = run_analyzer_settings(cfg)
         self.external = external_analyzer(cfg.analyzer) if is_external_analyzer(cfg.analyzer) else None
         self.losses = LossSettings(
@@ -466,11 +472,22 @@ class Trainer:
 
     # ---------------------------------------------------------- deployment
     def evaluate(
-        self, split: str, task_indices: list[int], *, seeds: tuple[int, ...] = (0,), temperature: float | None = None
+        self,
+        split: str,
+        task_indices: list[int],
+        *,
+        seeds: tuple[int, ...] = (0,),
+        temperature: float | None = None,
+        skills: SkillLibrary | None = None,
     ) -> EvalResult:
-        """The current policy on fixed tasks of ``split``, with no skill (the paper's deployment)."""
+        """The current policy on fixed tasks of ``split``, with no skill (the paper's deployment), or
+        with the best match of ``skills`` for each task in its prompts (the Skill-Prompt ablation)."""
         cfg = self.cfg
-        builder = run_prompt_builder(cfg, self.learner.count_tokens, self.max_prompt_tokens)
+        if skills is None:
+            builder = run_prompt_builder(cfg, self.learner.count_tokens, self.max_prompt_tokens)
+        else:
+            base = run_prompt_builder(cfg, self.learner.count_tokens, self.max_prompt_tokens - cfg.skill_reserve_tokens)
+            builder = LibrarySkillBuilder(base, skills, self.max_prompt_tokens, env=cfg.env)
         kwargs = run_env_kwargs(cfg, split)
         sampling = run_sampling(cfg, temperature=temperature)
         return evaluate(

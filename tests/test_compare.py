@@ -53,9 +53,10 @@ def test_compare_trains_each_arm_evaluates_alike_and_writes_table_and_plot(tmp_p
         assert row in table and row in printed
     assert (out / "comparison.png").stat().st_size > 1000
     data = json.loads((out / "comparison.json").read_text())
-    evaluations = [data["untrained"], *[a["evaluation"] for a in data["arms"].values()]]
+    evaluations = [data["untrained"]["valid_unseen"], *[r["evaluation"]["valid_unseen"] for r in data["runs"]]]
     assert all(e["episodes"] == 3 and e["split"] == "valid_unseen" for e in evaluations)
-    assert len(data["arms"]["grpo"]["metrics"]) == 2
+    assert [r["arm"] for r in data["runs"]] == ["grpo", "seed-scripted"]
+    assert len(data["runs"][0]["metrics"]) == 2 and (out / "grpo" / "seed0" / "checkpoints").is_dir()
     # a second call reuses the finished arms (no update is run again)
     assert main(args) == 0
     assert "update   1" not in capsys.readouterr().out
@@ -74,7 +75,8 @@ def test_arms_with_different_budgets_are_refused_unless_forced(tmp_path):
 
 
 def test_the_compute_columns_add_up_the_phases_stage1_and_tokens():
-    from seed_rl.compare import ArmResult, phase_seconds, token_counts, train_seconds
+    from seed_rl.arm_summary import ArmResult
+    from seed_rl.compare_table import phase_seconds, token_counts, train_seconds
     from seed_rl.config import load_config
 
     metrics = [
@@ -89,5 +91,104 @@ def test_the_compute_columns_add_up_the_phases_stage1_and_tokens():
     assert token_counts(metrics) == "220 (70) / 1,100 (450)"
     old = [{k: v for k, v in m.items() if not k.endswith(("_analyzer", "_teacher"))} for m in metrics]
     assert token_counts(old) == "220 / 1,100"  # a run from before the split counts
+    assert token_counts(metrics, runs=2) == "110 (35) / 550 (225)"  # per run, over two seeds' updates
     arm = ArmResult("seed", load_config("demo"), metrics, {}, stage1={"seconds": 6.0, "cached": True})
     assert train_seconds(arm) == 30.0 and train_seconds(ArmResult("grpo", load_config("demo"), metrics, {})) == 24.0
+
+
+def test_several_training_seeds_data_fractions_and_splits(tmp_path, capsys):
+    out = tmp_path / "cmp"
+    args = [
+        "compare",
+        "--config",
+        "sokoban_grpo",
+        *TINY,
+        "updates=1",
+        "train_tasks=8",
+        "--arms",
+        "grpo",
+        "seed-lambda0",
+        "skill-prompt",
+        "--train-seeds",
+        "0",
+        "1",
+        "--data-fractions",
+        "0.5",
+        "1",
+        "--eval-splits",
+        "valid_unseen",
+        "valid_seen",
+        "--eval-episodes",
+        "2",
+        "--out",
+        str(out),
+    ]
+    assert main(args) == 0
+    capsys.readouterr()
+    # one run per trained arm, seed and fraction; skill-prompt shares seed-lambda0's training
+    for arm in ("grpo", "seed-lambda0"):
+        for tag in ("seed0", "seed1", "data50-seed0", "data50-seed1"):
+            assert (out / arm / tag / "config.yaml").is_file()
+    assert not (out / "skill-prompt").exists()
+    data = json.loads((out / "comparison.json").read_text())
+    runs = data["runs"]
+    assert len(runs) == 12 and {(r["seed"], r["train_fraction"]) for r in runs} == {(0, 0.5), (1, 0.5), (0, 1), (1, 1)}
+    for r in runs:
+        assert set(r["evaluation"]) == {"valid_unseen", "valid_seen"}
+        assert r["config"]["train_tasks"] == 8 and r["config"]["seed"] == r["seed"]
+    shared = [
+        r for r in runs if r["arm"] in ("seed-lambda0", "skill-prompt") and r["seed"] == 0 and r["train_fraction"] == 1
+    ]
+    assert shared[0]["run_dir"] == shared[1]["run_dir"] and shared[0]["metrics"] == shared[1]["metrics"]
+    assert (out / "seed-lambda0" / "seed0" / "evaluation_skill_prompt.json").is_file()
+    table = (out / "comparison.md").read_text()
+    grpo = [r for r in runs if r["arm"] == "grpo" and r["train_fraction"] == 1]
+    mean = sum(r["evaluation"]["valid_unseen"]["success"] for r in grpo) / 2
+    grpo_row = next(line for line in table.splitlines() if line.startswith("| grpo "))
+    assert grpo_row.split("|")[2].strip().startswith(f"{100 * mean:.1f} [")  # the mean over the two seeds
+    assert "| 2 (" in grpo_row  # two training seeds, each one's success listed
+    assert "| grpo @ 50% data" in table and "50% of train tasks" in table and "Student's 95% interval" in table
+    assert set(data["untrained"]) == {"valid_unseen", "valid_seen"}
+    assert (out / "comparison.png").stat().st_size > 1000
+    # every run is finished: a second call trains nothing
+    assert main(args) == 0
+    assert "update   1" not in capsys.readouterr().out
+
+
+def test_a_data_fraction_of_a_procedural_split_needs_a_pool(tmp_path, capsys):
+    args = ["compare", "--config", "sokoban_grpo", *TINY, "--out", str(tmp_path), "--data-fractions"]
+    assert main([*args, "0.5"]) == 2
+    assert "train_tasks=N" in capsys.readouterr().err
+    assert not tmp_path.exists() or not any(tmp_path.iterdir())  # refused before evaluating or training
+    args.insert(3, "train_tasks=4")
+    assert main([*args, "1.5"]) == 2
+    assert "must be in (0, 1]" in capsys.readouterr().err
+
+
+def test_the_skill_prompt_arm_puts_its_runs_skills_in_the_prompts(tmp_path):
+    from seed_rl.config import load_config
+    from seed_rl.skill_prompt import library_from_run
+    from seed_rl.trainer import Trainer
+
+    cfg = load_config("sokoban_grpo", [*TINY, "updates=1", "algo=seed", "analyzer=scripted", f"run_dir={tmp_path}"])
+    trainer = Trainer(cfg)
+    try:
+        trainer.update()
+        library = library_from_run(tmp_path)
+        assert len(library) > 0 and all(e.env == "seed/Sokoban-v0" for e in library.entries)
+        seen: list[str] = []
+        generate = trainer.learner.policy.generate
+
+        def recording(prompts, **kwargs):
+            seen.extend(p.user_text for p in prompts)
+            return generate(prompts, **kwargs)
+
+        trainer.learner.policy.generate = recording
+        trainer.evaluate("valid_unseen", [0, 1])
+        assert seen and not any(e.skill.episode_skill in text for e in library.entries for text in seen)
+        seen.clear()
+        trainer.evaluate("valid_unseen", [0, 1], skills=library)
+        skills = {e.skill.episode_skill for e in library.entries}
+        assert seen and all(any(skill in text for skill in skills) for text in seen)
+    finally:
+        trainer.close()

@@ -30,15 +30,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from seed_rl.audit import audit
     from seed_rl.audit_report import as_json, markdown, plot
-    from seed_rl.episode_log import EpisodeLogError, read_episodes
+    from seed_rl.commands import read_run_episodes
 
-    def warn(message: str) -> None:
-        print(f"warning: {message}", file=sys.stderr)
-
-    try:
-        records = read_episodes(args.run, on_warning=warn)
-    except EpisodeLogError as error:
-        print(f"error: {error}", file=sys.stderr)
+    records = read_run_episodes(args.run)
+    if records is None:
         return 2
     report = audit(records)
     if report.analysed == 0:

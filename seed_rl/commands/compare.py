@@ -1,12 +1,16 @@
 """``seed compare``: train GRPO and SEED (and ablations) under one budget, evaluate alike, tabulate.
 
     seed compare --config demo                       # the README's CPU run: grpo vs seed
-    seed compare --config sokoban_grpo --arms grpo seed seed-scripted updates=30 --eval-episodes 64
+    seed compare --config sokoban_grpo --arms grpo seed seed-lambda0 skill-prompt --train-seeds 0 1 2
+    seed compare --config demo train_tasks=64 --data-fractions 0.25 0.5 1   # the paper's Table 6
 
-Each arm trains in ``<out>/<arm>`` (finished arms are reused, interrupted ones resume), then
-plays the same fixed ``valid_unseen`` tasks with no skill: the first N of the env's task
-manifest (seed_rl/manifests/, the tasks ``seed eval`` plays); the untrained model plays them
-too. Writes ``comparison.md``, ``comparison.json`` and ``comparison.png`` in ``--out``.
+Each arm trains once per training seed (and data fraction) in ``<out>/<arm>/seed<S>`` (finished
+runs are reused, interrupted ones resume), then plays the same fixed tasks of each
+``--eval-splits`` split with no skill (the skill-prompt arm: its own skills): the first N of the
+env's task manifest (seed_rl/manifests/, the tasks ``seed eval`` plays); the untrained model
+plays them too. With several training seeds an arm's success is the mean over seeds with
+Student's 95% interval. Writes ``comparison.md``, ``comparison.json`` and ``comparison.png``
+in ``--out``.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from seed_rl.compare import ARMS
+    from seed_envs.core import SPLITS
+    from seed_rl.arms import ARMS
 
     doc = (__doc__ or "").strip()
     parser = subparsers.add_parser(
@@ -28,36 +33,50 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--arms", nargs="+", default=["grpo", "seed"], choices=list(ARMS))
     parser.add_argument("--out", default="runs/compare", help="folder of the arms' runs and the outputs")
     parser.add_argument(
-        "--eval-episodes", type=int, default=32, help="the first N valid_unseen tasks of the manifest (as seed eval)"
+        "--train-seeds", type=int, nargs="+", default=None, help="one run per arm and seed (default: the config's seed)"
+    )
+    parser.add_argument(
+        "--data-fractions",
+        type=float,
+        nargs="+",
+        default=[1.0],
+        metavar="F",
+        help="train each arm on the first F of the train tasks (train_tasks=N sets the pool of a procedural split)",
+    )
+    parser.add_argument(
+        "--eval-episodes", type=int, default=32, help="the first N tasks of each split's manifest (as seed eval)"
     )
     parser.add_argument("--eval-seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--eval-splits", nargs="+", default=["valid_unseen"], choices=SPLITS)
     parser.add_argument("--force", action="store_true", help="compare arms whose budgets differ (the table says so)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from seed_rl.compare import arm_config, check_budgets, evaluate_untrained, manifest_indices, run_arm, write_outputs
+    from seed_rl.compare import evaluate_untrained, manifest_indices, plan_runs, run_arm, write_outputs
     from seed_rl.config import ConfigError
     from seed_rl.manifests import ManifestError
 
     out = Path(args.out)
     try:
-        configs = {name: arm_config(name, args.config, args.overrides, out) for name in args.arms}
-        differing = check_budgets(configs, force=args.force)
-        first = next(iter(configs.values()))
-        tasks = manifest_indices(first, args.eval_episodes)
+        planned, differing = plan_runs(
+            args.arms, args.config, args.overrides, out, args.train_seeds, args.data_fractions, force=args.force
+        )
+        first = planned[0][1]
+        splits = list(dict.fromkeys(args.eval_splits))
+        tasks = {split: manifest_indices(first, args.eval_episodes, split) for split in splits}
     except (ConfigError, ManifestError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     seeds = tuple(args.eval_seeds)
-    print(f"== untrained {first.model} on {args.eval_episodes} valid_unseen tasks of {first.env}", flush=True)
+    print(f"== untrained {first.model} on {args.eval_episodes} tasks of {', '.join(splits)} of {first.env}", flush=True)
     untrained = evaluate_untrained(first, tasks, seeds, out)
     try:
-        arms = [run_arm(cfg, tasks, seeds) for cfg in configs.values()]
+        results = [run_arm(name, cfg, tasks, seeds) for name, cfg in planned]
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print()
-    print(write_outputs(out, untrained, arms, differing))
+    print(write_outputs(out, untrained, results, differing))
     print(f"\nwrote {out / 'comparison.md'}, {out / 'comparison.png'} and {out / 'comparison.json'}")
     return 0

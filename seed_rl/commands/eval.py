@@ -1,6 +1,6 @@
 """``seed eval``: a policy on a manifest's fixed tasks, with 95% intervals, as a table and JSON.
 
-    seed eval --policy runs/compare/seed --env sokoban --split valid_unseen --seeds 0 1 2
+    seed eval --policy runs/compare/seed/seed0 --env sokoban --split valid_unseen --seeds 0 1 2
     seed eval --policy smollm2 --env alfworld --split valid_unseen --episodes 32 --out eval.json
     seed eval --policy http://127.0.0.1:8000#Qwen2.5-7B-Instruct --env webshop --split valid_unseen
     seed eval --policy tiny-random --env sokoban --split valid_unseen --skill "Push the box toward the target."

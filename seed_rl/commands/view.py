@@ -27,16 +27,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from seed_rl.episode_log import EpisodeLogError, read_episodes
+    from seed_rl.commands import read_run_episodes
     from seed_rl.viewer import render_page
 
-    def warn(message: str) -> None:
-        print(f"warning: {message}", file=sys.stderr)
-
-    try:
-        records = read_episodes(args.run, on_warning=warn)
-    except EpisodeLogError as error:
-        print(f"error: {error}", file=sys.stderr)
+    records = read_run_episodes(args.run)
+    if records is None:
         return 2
     out = Path(args.out) if args.out else Path(args.run) / "episodes.html"
     try:

@@ -1,0 +1,113 @@
+"""One arm of a comparison over its training seeds: success, per-family success and learning
+curves, each with a 95% interval that counts the right kind of noise.
+
+With one training seed the only noise we can see is the evaluation's, so success has the
+Wilson interval over that run's episodes. With several, the runs are the samples: the mean
+over seeds with Student's interval (:func:`~seed_rl.stats.mean_t_ci`), which also holds the
+seed-to-seed spread that an outside reproduction of SEED found its gain to lie within.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from seed_rl.config import TrainConfig
+from seed_rl.stats import Estimate, mean_t_ci, proportion_ci
+
+
+@dataclass
+class ArmResult:
+    """One trained run of an arm: its config (seed, data fraction), metrics per update, its
+    evaluation per split (``seed_rl.evaluate.EvalResult.summary`` dicts) and Stage 1's report."""
+
+    name: str
+    config: TrainConfig
+    metrics: list[dict[str, Any]]
+    evaluation: dict[str, dict[str, Any]]
+    stage1: dict[str, Any] | None = None
+    #: The skill-prompt arm: how many skills its library held at evaluation.
+    library_skills: int | None = None
+
+
+def summary_estimate(summary: dict[str, Any], key: str = "success") -> Estimate:
+    """The rate ``key`` (success or invalid) of one evaluation summary with its stored interval."""
+    low_key, high_key = ("success_low", "success_high") if key == "success" else ("invalid_low", "invalid_high")
+    value = summary["success"] if key == "success" else summary["invalid_rate"]
+    return Estimate(value, summary.get(low_key, math.nan), summary.get(high_key, math.nan), summary["episodes"])
+
+
+def family_estimates(summary: dict[str, Any]) -> dict[str, Estimate]:
+    """Success per task family of one evaluation summary (Wilson intervals, as stored)."""
+    return {name: Estimate(*values) for name, values in summary.get("by_family", {}).items()}
+
+
+def rate_over_seeds(rates: Sequence[float]) -> Estimate:
+    """The mean of per-seed rates with Student's 95% interval, cut to [0, 1] (a rate's range)."""
+    estimate = mean_t_ci(rates)
+    if estimate.n < 2:
+        return estimate
+    return Estimate(estimate.mean, max(0.0, estimate.low), min(1.0, estimate.high), estimate.n)
+
+
+@dataclass
+class ArmSummary:
+    """The runs of one arm at one data fraction, one per training seed."""
+
+    name: str
+    fraction: float
+    runs: list[ArmResult]
+
+    @property
+    def seeds(self) -> list[int]:
+        return [r.config.seed for r in self.runs]
+
+    def success(self, split: str, key: str = "success") -> Estimate:
+        """One seed: that run's Wilson interval; several: the mean over seeds, Student's interval."""
+        if len(self.runs) == 1:
+            return summary_estimate(self.runs[0].evaluation[split], key)
+        return rate_over_seeds([summary_estimate(r.evaluation[split], key).mean for r in self.runs])
+
+    def per_seed(self, split: str) -> list[float]:
+        return [r.evaluation[split]["success"] for r in self.runs]
+
+    def families(self, split: str) -> dict[str, Estimate]:
+        """Success per task family, aggregated over seeds as :meth:`success` is."""
+        per_run = [family_estimates(r.evaluation[split]) for r in self.runs]
+        names = sorted({name for families in per_run for name in families})
+        if len(self.runs) == 1:
+            return per_run[0]
+        return {name: rate_over_seeds([f[name].mean for f in per_run if name in f]) for name in names}
+
+    def curve(self) -> tuple[list[int], list[float], list[float], list[float]]:
+        """Training success per update: one seed, the Wilson band over the update's episodes;
+        several, the mean over seeds with Student's band (updates every seed reached)."""
+        updates = min(len(r.metrics) for r in self.runs)
+        xs, ys, lows, highs = [], [], [], []
+        for u in range(updates):
+            if len(self.runs) == 1:
+                run = self.runs[0]
+                n = run.config.tasks_per_update * run.config.group_size
+                estimate = proportion_ci(round(run.metrics[u]["success"] * n), n)
+            else:
+                estimate = rate_over_seeds([r.metrics[u]["success"] for r in self.runs])
+            xs.append(int(self.runs[0].metrics[u]["update"]))
+            ys.append(estimate.mean)
+            lows.append(estimate.low)
+            highs.append(estimate.high)
+        return xs, ys, lows, highs
+
+    def metrics(self) -> list[dict[str, Any]]:
+        """Every update of every seed, for means over updates."""
+        return [m for r in self.runs for m in r.metrics]
+
+
+def group_results(results: Sequence[ArmResult]) -> list[ArmSummary]:
+    """The runs grouped by (data fraction, arm), in the order they first appear."""
+    groups: dict[tuple[float, str], ArmSummary] = {}
+    for result in results:
+        key = (result.config.train_fraction, result.name)
+        groups.setdefault(key, ArmSummary(result.name, result.config.train_fraction, [])).runs.append(result)
+    return list(groups.values())

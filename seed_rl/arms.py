@@ -1,0 +1,42 @@
+"""The arms of ``seed compare``: GRPO, SEED and SEED's ablations, each a set of config overrides
+on one shared config, and how each is evaluated."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Arm:
+    """How an arm trains (its overrides) and how its final policy is evaluated."""
+
+    overrides: tuple[str, ...]
+    #: Another arm with the same overrides whose runs this arm shares (trained once).
+    trains_as: str = ""
+    #: Evaluated with skills in the prompt: for each task, the best match among the skills its own
+    #: run wrote in training (the Skill-Prompt ablation); every other arm plays with none.
+    skill_prompt: bool = False
+    #: How the table names the arm where its name alone could mislead.
+    label: str = ""
+
+
+_LAMBDA0 = ("algo=seed", "sft=true", "analyzer=self", "skills=on-policy", "lambda_opd=0")
+#: The arms. "seed-scripted" is a diagnostic (oracle skills), never the SEED row.
+ARMS: dict[str, Arm] = {
+    "grpo": Arm(("algo=grpo", "sft=false")),
+    "seed": Arm(("algo=seed", "sft=true", "analyzer=self", "skills=on-policy", "lambda_opd=0.01")),
+    "seed-no-sft": Arm(("algo=seed", "sft=false", "analyzer=self", "skills=on-policy")),
+    "seed-frozen-analyzer": Arm(("algo=seed", "sft=true", "analyzer=frozen-initial", "skills=on-policy")),
+    "seed-static-library": Arm(("algo=seed", "sft=true", "analyzer=self", "skills=static-library")),
+    "seed-lambda0": Arm(_LAMBDA0),
+    "skill-prompt": Arm(
+        _LAMBDA0,
+        trains_as="seed-lambda0",
+        skill_prompt=True,
+        label="skill-prompt (seed-lambda0's policy with its own skills in the prompt)",
+    ),
+    "seed-scripted": Arm(
+        ("algo=seed", "sft=false", "analyzer=scripted", "skills=on-policy"),
+        label="seed-scripted (diagnostic: oracle skills, not SEED)",
+    ),
+}

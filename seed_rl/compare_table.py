@@ -1,0 +1,206 @@
+"""The markdown of ``seed compare``: one row per arm (and data fraction), success per evaluation
+split with its 95% interval over training seeds, the training signals, and the compute columns;
+then success per task family, and success against the share of training data.
+
+Every number is a mean over the arm's runs (one per training seed); intervals follow
+:class:`~seed_rl.arm_summary.ArmSummary`: Wilson over episodes for one seed, Student over seeds
+for several.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from seed_rl.arm_summary import ArmResult, ArmSummary, family_estimates, summary_estimate
+from seed_rl.arms import ARMS
+from seed_rl.stats import Estimate, format_percent, mean_ci
+from seed_rl.tables import markdown_table
+
+
+def comparison_report(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary], differing: list[str]) -> str:
+    """Every table of a comparison, with the notes that say how to read them."""
+    splits = list(untrained)
+    parts = [main_table(untrained, arms, differing)]
+    family = family_table(untrained, arms, splits[0])
+    if family:
+        parts += ["", f"Success % per task family ({splits[0]}):", "", family]
+    fractions = sorted({a.fraction for a in arms})
+    if len(fractions) > 1:
+        parts += ["", f"Success % by share of the train tasks ({splits[0]}; the paper's Table 6):", ""]
+        parts.append(fraction_table(arms, splits[0], fractions))
+    return "\n".join(parts)
+
+
+def main_table(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary], differing: list[str]) -> str:
+    splits = list(untrained)
+    first = splits[0]
+    headers = [
+        "arm",
+        *[f"eval success % {split} [95% CI]" for split in splits],
+        f"eval invalid steps % {first} [95% CI]",
+        "training seeds",
+        "train success % (first -> last update)",
+        "skill parse rate",
+        "gate mean (over updates)",
+        "share Delta > 0",
+        "s / update: all (rollout + analysis + teacher + update)",
+        "train s, Stage 1 included (x grpo)",
+        "tokens generated (analyzer) / scored (teacher), per run",
+    ]
+    rows = [
+        [
+            "untrained",
+            *[_percent(summary_estimate(untrained[s])) for s in splits],
+            _percent(summary_estimate(untrained[first], "invalid")),
+            *[""] * (len(headers) - len(splits) - 2),
+        ]
+    ]
+    for arm in arms:
+        baseline = next((a for a in arms if a.name == "grpo" and a.fraction == arm.fraction), None)
+        metrics = arm.metrics()
+        n = arm.runs[0].config.tasks_per_update * arm.runs[0].config.group_size
+        first_update = _mean([r.metrics[0]["success"] for r in arm.runs])
+        last_update = _mean([r.metrics[-1]["success"] for r in arm.runs])
+        seconds = mean_train_seconds(arm)
+        ratio = f" ({seconds / mean_train_seconds(baseline):.2f}x)" if baseline else ""
+        rows.append(
+            [
+                arm_label(arm),
+                *[_percent(arm.success(s)) for s in splits],
+                _percent(arm.success(first, "invalid")),
+                seed_cell(arm, first),
+                f"{100 * first_update:.0f} -> {100 * last_update:.0f} (n={n} each)",
+                _fmt(_mean([x.get("skill_parse_rate") for x in metrics])),
+                _over_updates([x.get("gate_mean") for x in metrics]),
+                _over_updates([x.get("delta_pos_frac") for x in metrics]),
+                phase_seconds(metrics),
+                f"{seconds:.0f}{ratio}",
+                token_counts(metrics, runs=len(arm.runs)),
+            ]
+        )
+    episodes = ", ".join(f"{untrained[s]['episodes']} of {s}" for s in splits)
+    several = any(len(a.runs) > 1 for a in arms)
+    note = f"\nEvaluation: {episodes} (fixed manifest tasks, no skill in context unless the arm says so) per run. " + (
+        "Success of an arm with several training seeds: the mean over seeds with Student's 95% interval "
+        "(seed-to-seed noise included); with one seed, and for the untrained model: Wilson's over episodes."
+        if several
+        else "Success with the Wilson 95% interval over episodes: one training seed, so seed-to-seed noise "
+        "is not in it (pass --train-seeds for that)."
+    )
+    for arm in arms:
+        sizes = [r.library_skills for r in arm.runs if r.library_skills is not None]
+        if sizes:
+            note += (
+                f"\n{arm_label(arm)}: a library of {', '.join(map(str, sizes))} skills (per seed) written in training; "
+                "each task gets its best match by task text."
+            )
+    if differing:
+        note += f"\nWARNING: the arms' budgets differ on {', '.join(differing)} (--force)."
+    return markdown_table(headers, rows) + note
+
+
+def family_table(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary], split: str) -> str:
+    """Success per task family (ALFWorld's six task types); empty where the env has none."""
+    names = sorted(
+        set(family_estimates(untrained[split])) | {f for a in arms for f in a.families(split)},
+    )
+    if not names:
+        return ""
+    rows = [["untrained", *[_family_cell(family_estimates(untrained[split]), f) for f in names]]]
+    rows += [[arm_label(arm), *[_family_cell(arm.families(split), f) for f in names]] for arm in arms]
+    return markdown_table(["arm", *names], rows)
+
+
+def fraction_table(arms: Sequence[ArmSummary], split: str, fractions: list[float]) -> str:
+    names = list(dict.fromkeys(a.name for a in arms))
+    cells = {(a.name, a.fraction): _percent(a.success(split)) for a in arms}
+    rows = [[name, *[cells.get((name, f), "") for f in fractions]] for name in names]
+    return markdown_table(["arm", *[f"{100 * f:g}% of train tasks" for f in fractions]], rows)
+
+
+def arm_label(arm: ArmSummary) -> str:
+    """The arm's row name: its label where its name alone could mislead, and its share of the data."""
+    name = ARMS[arm.name].label if arm.name in ARMS and ARMS[arm.name].label else arm.name
+    return name if arm.fraction == 1 else f"{name} @ {100 * arm.fraction:g}% data"
+
+
+def seed_cell(arm: ArmSummary, split: str) -> str:
+    """``3 (25.0, 18.8, 31.2)``: how many training seeds, and each one's success %."""
+    if len(arm.runs) == 1:
+        return f"1 (seed {arm.seeds[0]})"
+    return f"{len(arm.runs)} ({', '.join(f'{100 * v:.1f}' for v in arm.per_seed(split))})"
+
+
+def _family_cell(families: dict[str, Estimate], name: str) -> str:
+    if name not in families:
+        return ""
+    estimate = families[name]
+    return f"{_percent(estimate)} (n={estimate.n})"
+
+
+def _percent(estimate: Estimate) -> str:
+    low = None if math.isnan(estimate.low) else estimate.low
+    high = None if math.isnan(estimate.high) else estimate.high
+    return format_percent(estimate.mean, low, high)
+
+
+def train_seconds(arm: ArmResult) -> float:
+    """A run's wall-clock to train: every update, plus Stage 1 where it ran (not a cached adapter's
+    reuse: its training time, as measured when it was trained)."""
+    stage1 = float(arm.stage1.get("seconds", 0.0)) if arm.stage1 else 0.0
+    return sum(x["seconds_total"] for x in arm.metrics) + stage1
+
+
+def mean_train_seconds(arm: ArmSummary) -> float:
+    return _mean([train_seconds(r) for r in arm.runs])
+
+
+def phase_seconds(metrics: list[dict[str, Any]]) -> str:
+    """Mean seconds per update, in all and per phase (the re-score and reference passes, when a run
+    has them, count in "update")."""
+    phases = [_mean([x.get(f"seconds_{p}", 0.0) for x in metrics]) for p in ("rollout", "analysis", "teacher")]
+    rest = _mean(
+        [
+            x.get("seconds_update", 0.0) + x.get("seconds_rescore", 0.0) + x.get("seconds_reference", 0.0)
+            for x in metrics
+        ]
+    )
+    total = _mean([x["seconds_total"] for x in metrics])
+    return f"{total:.0f} ({' + '.join(f'{v:.0f}' for v in [*phases, rest])})"
+
+
+def token_counts(metrics: list[dict[str, Any]], runs: int = 1) -> str:
+    """Tokens generated (of which by the analyzer) / scored (of which under h_skill): the sums over
+    ``metrics`` (every update of ``runs`` runs) divided by ``runs``."""
+
+    def total(key: str) -> int:
+        return round(sum(x[key] for x in metrics) / runs)
+
+    if any("tokens_scored_teacher" not in x for x in metrics):  # an older run: totals only
+        return f"{total('tokens_generated'):,} / {total('tokens_scored'):,}"
+    return (
+        f"{total('tokens_generated'):,} ({total('tokens_generated_analyzer'):,}) / "
+        f"{total('tokens_scored'):,} ({total('tokens_scored_teacher'):,})"
+    )
+
+
+def _mean(values: list[float | None]) -> float:
+    clean = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return sum(clean) / len(clean) if clean else math.nan
+
+
+def _over_updates(values: list[float | None]) -> str:
+    """The mean over updates with its normal 95% interval, or "" where the arm has no such value."""
+    clean = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    if not clean:
+        return ""
+    estimate = mean_ci(clean)
+    if estimate.n < 2:
+        return f"{estimate.mean:.2f}"
+    return f"{estimate.mean:.2f} [{estimate.low:.2f}, {estimate.high:.2f}]"
+
+
+def _fmt(value: float) -> str:
+    return "" if math.isnan(value) else f"{value:.2f}"

@@ -1,0 +1,92 @@
+"""An arm over its training seeds, and the training-task pool, against hand computations."""
+
+from __future__ import annotations
+
+import pytest
+
+from seed_rl.arm_summary import ArmResult, group_results
+from seed_rl.config import ConfigError, load_config
+from seed_rl.run_setup import UNBOUNDED_TASKS, train_task_pool
+
+
+def evaluation(success: float, low: float, high: float, families: dict | None = None) -> dict:
+    return {
+        "valid_unseen": {
+            "episodes": 8,
+            "success": success,
+            "success_low": low,
+            "success_high": high,
+            "invalid_rate": 0.5,
+            "invalid_low": 0.4,
+            "invalid_high": 0.6,
+            "by_family": families or {},
+        }
+    }
+
+
+def run(arm: str, seed: int, success: float, train: list[float], fraction: float = 1.0, families=None) -> ArmResult:
+    cfg = load_config("demo", [f"seed={seed}", f"train_fraction={fraction}", "train_tasks=10"])
+    metrics = [{"update": u + 1, "success": s} for u, s in enumerate(train)]
+    return ArmResult(arm, cfg, metrics, evaluation(success, success / 2, min(1.0, 2 * success), families))
+
+
+def test_one_seed_keeps_the_runs_own_interval():
+    (arm,) = group_results([run("grpo", 0, 0.25, [0.0, 0.5])])
+    estimate = arm.success("valid_unseen")
+    assert (estimate.mean, estimate.low, estimate.high) == (0.25, 0.125, 0.5)  # as stored: Wilson over episodes
+
+
+def test_two_seeds_give_the_mean_with_students_interval_by_hand():
+    # 0.5 and 0.55: mean 0.525, s = 0.025 * sqrt(2) = 0.035355, s / sqrt(2) = 0.025;
+    # t(0.975, 1) = tan(0.475 pi) = 12.7062, half = 0.317655
+    arms = group_results([run("grpo", 0, 0.5, [0.0, 0.5]), run("grpo", 1, 0.55, [0.5, 1.0])])
+    (arm,) = arms
+    estimate = arm.success("valid_unseen")
+    assert estimate.mean == pytest.approx(0.525) and estimate.n == 2
+    assert (estimate.low, estimate.high) == pytest.approx((0.525 - 0.317655, 0.525 + 0.317655), abs=1e-4)
+    assert arm.seeds == [0, 1] and arm.per_seed("valid_unseen") == [0.5, 0.55]
+    xs, ys, lows, highs = arm.curve()
+    assert xs == [1, 2] and ys == pytest.approx([0.25, 0.75])
+    # each update's two rates differ by 0.5: half-width 12.7062 * 0.25 = 3.18, cut to a rate's [0, 1]
+    assert lows == [0.0, 0.0] and highs == [1.0, 1.0]
+
+
+def test_families_average_over_seeds_and_runs_group_by_fraction():
+    a = run("seed", 0, 0.5, [0.5], families={"pick": [1.0, 0.5, 1.0, 2], "heat": [0.0, 0.0, 0.8, 2]})
+    b = run("seed", 1, 0.5, [0.5], families={"pick": [0.5, 0.1, 0.9, 2]})
+    c = run("seed", 0, 0.25, [0.0], fraction=0.5)
+    arms = group_results([a, c, b])
+    assert [(x.name, x.fraction, len(x.runs)) for x in arms] == [("seed", 1.0, 2), ("seed", 0.5, 1)]
+    families = arms[0].families("valid_unseen")
+    assert families["pick"].mean == pytest.approx(0.75) and families["pick"].n == 2
+    assert families["heat"].mean == 0.0 and families["heat"].n == 1  # one seed saw the family
+
+
+def test_the_training_pool_is_a_share_of_a_prefix():
+    cfg = load_config("demo", ["train_tasks=10", "train_fraction=0.25"])
+    assert train_task_pool(cfg, None) == 2  # round(10 * 0.25) = round(2.5) = 2 (banker's rounding)
+    assert train_task_pool(load_config("demo", ["train_tasks=10", "train_fraction=0.05"]), 100) == 1  # at least one
+    assert train_task_pool(load_config("demo", ["train_fraction=0.5"]), 40) == 20  # the split's own size
+    assert train_task_pool(load_config("demo"), None) == UNBOUNDED_TASKS
+    with pytest.raises(ConfigError, match="train_tasks=N"):
+        train_task_pool(load_config("demo", ["train_fraction=0.5"]), None)
+    with pytest.raises(ConfigError, match="exceeds the 5 tasks"):
+        train_task_pool(load_config("demo", ["train_tasks=10"]), 5)
+    with pytest.raises(ConfigError, match=r"train_fraction must be in \(0, 1\]"):
+        load_config("demo", ["train_fraction=0"])
+
+
+def test_a_run_draws_its_tasks_from_its_pool(tmp_path):
+    pytest.importorskip("peft")
+    from seed_rl.trainer import Trainer
+
+    cfg = load_config(
+        "sokoban_grpo",
+        ["model=tiny-random", "train_tasks=6", "train_fraction=0.5", "progress=false", f"run_dir={tmp_path}"],
+    )
+    trainer = Trainer(cfg)
+    try:
+        assert trainer.task_count == 3
+        assert {i for u in range(20) for i in trainer.tasks(u)} == {0, 1, 2}
+    finally:
+        trainer.close()
