@@ -61,9 +61,10 @@ def single_env_rate(env_id: str, steps: int) -> float:
     return rate
 
 
-def vector_rate(env_id: str, workers: int, steps: int) -> float:
+def vector_rate(env_id: str, workers: int, steps: int, backend: str = "process") -> float:
+    """Steps per second of ``VECTOR_ENVS`` envs over ``workers`` workers of ``backend``."""
     every = list(range(VECTOR_ENVS))
-    with make_vec(env_id, VECTOR_ENVS, workers=workers, **SETTINGS.get(env_id, {})) as vec:
+    with make_vec(env_id, VECTOR_ENVS, workers=workers, backend=backend, **SETTINGS.get(env_id, {})) as vec:
         observations, infos = vec.reset(env_ids=every, seeds=every)
         agents = [scripted_agent(infos[0], i) for i in every]
 

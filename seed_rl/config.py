@@ -30,6 +30,7 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "skills": ("on-policy", "static-library"),
     "dtype": ("float32", "bfloat16"),
     "sft_source": ("scripted", "external"),
+    "env_backend": ("process", "ray"),
 }
 
 
@@ -123,7 +124,8 @@ class TrainConfig:
     run_dir: str = "runs/train"
     checkpoint_every: int = 1
     keep_checkpoints: int = 2
-    workers: int = 0  # env worker processes; 0: in-process
+    workers: int = 0  # env workers; 0: in this process (or, with env_backend=ray, one Ray actor per core)
+    env_backend: str = "process"  # where workers run: processes here, or Ray actors (seed_envs/vector)
     progress: bool = True
     tensorboard: bool = False
     wandb: bool = False

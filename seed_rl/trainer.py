@@ -65,7 +65,7 @@ from seed_rl.skill_prompt import LibrarySkillBuilder
 from seed_rl.update import LossSettings, TrainRow, optimize
 
 #: Config keys that may change when a run is resumed (the rest must match the run's config.yaml).
-RESUMABLE_KEYS = ("updates", "progress", "run_dir", "tensorboard", "wandb", "workers", "threads")
+RESUMABLE_KEYS = ("updates", "progress", "run_dir", "tensorboard", "wandb", "workers", "env_backend", "threads")
 
 
 class PhaseTimer:
@@ -139,9 +139,8 @@ class Trainer:
         self.builder = run_prompt_builder(cfg, self.learner.count_tokens, self.max_prompt_tokens - reserve)
         kwargs = run_env_kwargs(cfg, cfg.split)
         n_envs = cfg.tasks_per_update * cfg.group_size
-        self.vec = make_vec(
-            cfg.env, n_envs, workers=cfg.workers or None, backend="process" if cfg.workers else "sync", **kwargs
-        )
+        backend = cfg.env_backend if cfg.workers or cfg.env_backend == "ray" else "sync"
+        self.vec = make_vec(cfg.env, n_envs, workers=cfg.workers or None, backend=backend, **kwargs)
         self.task_count = train_task_pool(cfg, self.vec.call("task_count", cfg.split, env_ids=[0])[0])
         self.analyzer = run_analyzer_settings(cfg)
         self.external = external_analyzer(cfg.analyzer) if is_external_analyzer(cfg.analyzer) else None

@@ -32,12 +32,15 @@ from seed_envs.vector.workers import (
     make_registered_env,
 )
 
-BACKENDS = ("process", "sync")
+BACKENDS = ("process", "sync", "ray")
 
 
 class SeedVectorEnv:
     """Several seed envs behind one batched ``reset`` / ``step``.
 
+    ``backend``: ``"process"`` (worker processes on this machine), ``"sync"`` (in this process)
+    or ``"ray"`` (Ray actors, on the cluster this process joined or a local one; see
+    :mod:`seed_envs.vector.ray_worker`, whose actors ``ray_actor_options`` configures).
     ``context`` picks how worker processes start: ``None`` (the default) runs a fresh
     interpreter on this package's worker entry point, which works from any script, guarded
     or not; ``"spawn"``, ``"forkserver"`` or ``"fork"`` use that multiprocessing start method.
@@ -53,6 +56,7 @@ class SeedVectorEnv:
         step_timeout: float | None = 600.0,
         context: str | None = None,
         max_restarts: int = 10,
+        ray_actor_options: dict[str, Any] | None = None,
     ) -> None:
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
@@ -70,6 +74,10 @@ class SeedVectorEnv:
                 self.placement.extend((w, slot) for slot in range(len(block)))
                 if backend == "sync":
                     self.workers.append(InProcessWorker(factories))
+                elif backend == "ray":
+                    from seed_envs.vector.ray_worker import RayWorker
+
+                    self.workers.append(RayWorker(factories, timeout=step_timeout, actor_options=ray_actor_options))
                 else:
                     self.workers.append(ProcessWorker(factories, context=context, timeout=step_timeout))
         except BaseException:
@@ -290,9 +298,11 @@ def make_vec(
     backend: str = "process",
     step_timeout: float | None = 600.0,
     context: str | None = None,
+    ray_actor_options: dict[str, Any] | None = None,
     **env_kwargs: Any,
 ) -> SeedVectorEnv:
-    """``num_envs`` copies of a registered env over ``workers`` processes (or ``sync``: in-process).
+    """``num_envs`` copies of a registered env over ``workers`` processes (``sync``: in-process;
+    ``ray``: Ray actors).
 
     Each worker builds its envs with ``gym.make(env_id, **env_kwargs)``; data that an
     env module caches per process (catalogs, indexes) is thus loaded once per worker.
@@ -300,5 +310,10 @@ def make_vec(
     """
     factory = functools.partial(make_registered_env, env_id, env_kwargs)
     return SeedVectorEnv(
-        [factory] * num_envs, workers=workers, backend=backend, step_timeout=step_timeout, context=context
+        [factory] * num_envs,
+        workers=workers,
+        backend=backend,
+        step_timeout=step_timeout,
+        context=context,
+        ray_actor_options=ray_actor_options,
     )
