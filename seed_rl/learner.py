@@ -29,6 +29,7 @@ import torch
 from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import PromptImages
 from seed_agent.policies.hf import TransformersPolicy
+from seed_rl.distributed import sum_gradients
 from seed_rl.memory import (
     GLIBC_SLACK,
     MemoryBudgetError,
@@ -305,6 +306,7 @@ class Learner:
     def step(self) -> float:
         """Clip the accumulated gradient, take one optimizer step, zero the gradient; returns the
         gradient norm before clipping."""
+        sum_gradients(self.trainable)  # over data-parallel processes (seed_rl.distributed); a no-op alone
         norm = torch.nn.utils.clip_grad_norm_(self.trainable, self.grad_clip if self.grad_clip > 0 else float("inf"))
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)

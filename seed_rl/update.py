@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from seed_rl.distributed import sum_dicts_over_processes, sum_over_processes
 from seed_rl.learner import Learner, ScoreRow
 from seed_rl.losses import kl_low_var, opd_loss, ppo_clip_loss, truncated_is_weights
 
@@ -107,11 +108,16 @@ def _minibatch_step(
     on_micro_batch: Callable[[], None] | None,
     gaps: list[torch.Tensor] | None,
 ) -> dict[str, float]:
-    n_tokens = sum(r.tokens for r in rows)
     active = [r for r in rows if r.advantage != 0 or s.kl_coef > 0 or (r.skill_logp is not None and s.lambda_opd > 0)]
     # OPD's token mean runs over the skill rows scored here: all of them when lambda_opd > 0; with
-    # lambda_opd = 0 (statistics only) the rows of tied groups are not scored, so they do not count
-    n_opd = sum(r.tokens for r in active if r.skill_logp is not None)
+    # lambda_opd = 0 (statistics only) the rows of tied groups are not scored, so they do not count.
+    # Data-parallel processes each hold some rows: the means run over every process's tokens.
+    local = [
+        sum(r.tokens for r in rows),
+        sum(r.tokens for r in active),
+        sum(r.tokens for r in active if r.skill_logp is not None),
+    ]
+    n_tokens, n_active, n_opd = (int(v) for v in sum_over_processes(local))
     sums: dict[str, float] = defaultdict(float)
     for batch in learner.micro_batches([r.score for r in active]):
         micro = [active[i] for i in batch]
@@ -129,15 +135,14 @@ def _minibatch_step(
         if on_micro_batch is not None:
             on_micro_batch()
     grad_norm = learner.step()
-    out = dict(sums)
-    active_share = sum(r.tokens for r in active) / n_tokens if n_tokens else 0.0
+    out = sum_dicts_over_processes(sums)
+    active_share = n_active / n_tokens if n_tokens else 0.0
     for key in ("clip_frac", "ratio_mean", "approx_kl"):  # over the rows trained, not the skipped ones
         if key in out and active_share > 0:
             out[key] /= active_share
     out["grad_norm"] = grad_norm
     out["loss"] = out.get("grpo_loss", 0.0) + s.kl_coef * out.get("kl", 0.0) + s.lambda_opd * out.get("opd_loss", 0.0)
-    out["rows_trained"] = float(len(active))
-    out["rows_skipped"] = float(len(rows) - len(active))
+    out["rows_trained"], out["rows_skipped"] = sum_over_processes([len(active), len(rows) - len(active)])
     return out
 
 
