@@ -26,20 +26,23 @@ def play_single(task_id: str, actions: list[str]) -> list[tuple]:
     return trace
 
 
+def play_vector(vec: SeedVectorEnv) -> list[list]:
+    """The traces of ``play_single``, played by the envs of ``vec`` side by side."""
+    observations, infos = vec.reset(task_ids=TASKS)
+    got = [[obs["text"]] for obs in observations]
+    assert [info["task_id"] for info in infos] == TASKS
+    for turn in ACTIONS:
+        observations, rewards, terminated, truncated, infos = vec.step(turn)
+        for i in range(len(TASKS)):
+            got[i].append((observations[i]["text"], rewards[i], terminated[i], truncated[i], infos[i]["action_valid"]))
+    return got
+
+
 @pytest.mark.parametrize(("backend", "workers"), [("sync", 1), ("process", 1), ("process", 2), ("process", 4)])
 def test_vector_results_equal_single_env_results(backend, workers):
     expected = [play_single(task, [turn[i] for turn in ACTIONS]) for i, task in enumerate(TASKS)]
     with make_vec("seed/Sokoban-v0", 6, workers=workers, backend=backend, observation_mode="text") as vec:
-        observations, infos = vec.reset(task_ids=TASKS)
-        got = [[obs["text"]] for obs in observations]
-        assert [info["task_id"] for info in infos] == TASKS
-        for turn in ACTIONS:
-            observations, rewards, terminated, truncated, infos = vec.step(turn)
-            for i in range(6):
-                got[i].append(
-                    (observations[i]["text"], rewards[i], terminated[i], truncated[i], infos[i]["action_valid"])
-                )
-    assert got == expected
+        assert play_vector(vec) == expected
 
 
 def test_a_subset_of_envs_can_be_stepped():

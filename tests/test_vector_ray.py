@@ -12,7 +12,7 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from crash_env import make_crash_env  # noqa: E402
-from test_vector import ACTIONS, TASKS, play_single  # noqa: E402
+from test_vector import ACTIONS, TASKS, play_single, play_vector  # noqa: E402
 
 from seed_envs.vector import SeedVectorEnv, WorkerStartError, make_vec  # noqa: E402
 from seed_envs.vector.ray_worker import ensure_ray  # noqa: E402
@@ -34,16 +34,7 @@ def test_ray_results_equal_single_env_results():
     expected = [play_single(task, [turn[i] for turn in ACTIONS]) for i, task in enumerate(TASKS)]
     with make_vec("seed/Sokoban-v0", 6, workers=2, backend="ray", observation_mode="text") as vec:
         assert len({w.pid for w in vec.workers}) == 2 and os.getpid() not in {w.pid for w in vec.workers}
-        observations, infos = vec.reset(task_ids=TASKS)
-        got = [[obs["text"]] for obs in observations]
-        assert [info["task_id"] for info in infos] == TASKS
-        for turn in ACTIONS:
-            observations, rewards, terminated, truncated, infos = vec.step(turn)
-            for i in range(6):
-                got[i].append(
-                    (observations[i]["text"], rewards[i], terminated[i], truncated[i], infos[i]["action_valid"])
-                )
-    assert got == expected
+        assert play_vector(vec) == expected
 
 
 @pytest.mark.parametrize("how", ["kill", "segfault", "exit"])
