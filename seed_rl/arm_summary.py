@@ -76,9 +76,9 @@ class ArmSummary:
     def families(self, split: str) -> dict[str, Estimate]:
         """Success per task family, aggregated over seeds as :meth:`success` is."""
         per_run = [family_estimates(r.evaluation[split]) for r in self.runs]
-        names = sorted({name for families in per_run for name in families})
         if len(self.runs) == 1:
             return per_run[0]
+        names = sorted({name for families in per_run for name in families})
         return {name: rate_over_seeds([f[name].mean for f in per_run if name in f]) for name in names}
 
     def curve(self) -> tuple[list[int], list[float], list[float], list[float]]:
@@ -102,6 +102,11 @@ class ArmSummary:
     def metrics(self) -> list[dict[str, Any]]:
         """Every update of every seed, for means over updates."""
         return [m for r in self.runs for m in r.metrics]
+
+
+def family_names(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary], split: str) -> list[str]:
+    """Every task family that the untrained model or any arm met on ``split``, sorted."""
+    return sorted(set(family_estimates(untrained[split])) | {f for a in arms for f in a.families(split)})
 
 
 def group_results(results: Sequence[ArmResult]) -> list[ArmSummary]:

@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from seed_rl.arm_summary import ArmResult, ArmSummary, family_estimates, summary_estimate
+from seed_rl.arm_summary import ArmResult, ArmSummary, family_estimates, family_names, summary_estimate
 from seed_rl.arms import ARMS
 from seed_rl.stats import Estimate, format_percent, mean_ci
 from seed_rl.tables import markdown_table
@@ -103,9 +103,7 @@ def main_table(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary],
 
 def family_table(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary], split: str) -> str:
     """Success per task family (ALFWorld's six task types); empty where the env has none."""
-    names = sorted(
-        set(family_estimates(untrained[split])) | {f for a in arms for f in a.families(split)},
-    )
+    names = family_names(untrained, arms, split)
     if not names:
         return ""
     rows = [["untrained", *[_family_cell(family_estimates(untrained[split]), f) for f in names]]]

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from seed_rl.arm_summary import ArmSummary, family_estimates, summary_estimate
+from seed_rl.arm_summary import ArmSummary, family_estimates, family_names, summary_estimate
 from seed_rl.arms import ARMS
 from seed_rl.stats import Estimate
 
@@ -33,7 +33,7 @@ def plot_comparison(path: Path, untrained: dict[str, dict[str, Any]], arms: Sequ
     import matplotlib.ticker
 
     split = next(iter(untrained))
-    families = sorted(set(family_estimates(untrained[split])) | {f for a in arms for f in a.families(split)})
+    families = family_names(untrained, arms, split)
     fractions = sorted({a.fraction for a in arms})
     panels = 2 + bool(families) + (len(fractions) > 1)
     fig, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4.2), squeeze=False)

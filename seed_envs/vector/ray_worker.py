@@ -106,8 +106,7 @@ class RayWorker:
         start_timeout: float | None = None,
     ) -> None:
         self.ray = ensure_ray()
-        self.factories = list(factories)
-        self._payload = self.ray.cloudpickle.dumps(self.factories)
+        self._payload = self.ray.cloudpickle.dumps(list(factories))  # pickled once, sent at each (re)start
         self.timeout = timeout
         self.start_timeout = start_timeout if start_timeout is not None else max(timeout or 0.0, 120.0)
         options = dict(DEFAULT_ACTOR_OPTIONS if actor_options is None else actor_options)
