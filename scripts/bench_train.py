@@ -36,8 +36,9 @@ from seed_rl.advantages import grpo_advantages
 from seed_rl.config import load_config
 from seed_rl.memory import peak_rss_bytes
 from seed_rl.tables import markdown_table
-from seed_rl.trainer import PhaseTimer, Trainer, UpdateBatch, outcome_reward
+from seed_rl.trainer import PhaseTimer, Trainer, outcome_reward
 from seed_rl.update import optimize
+from seed_rl.update_batch import UpdateBatch
 
 PHASES = ("analysis", "teacher", "rescore", "reference", "update")
 

@@ -10,15 +10,24 @@ here runs unless a process group is initialised with more than one process.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 import torch
 
+T = TypeVar("T")
+
+
+#: Set while :func:`run_on_main` runs work on the main process alone: no collective may run then.
+_ALONE = False
+
 
 def world() -> tuple[int, int]:
-    """(rank, world size) of this process: (0, 1) without a process group."""
+    """(rank, world size) of this process: (0, 1) without a process group, or in work that
+    :func:`run_on_main` runs on the main process alone."""
     dist = torch.distributed
-    if dist.is_available() and dist.is_initialized():
+    if not _ALONE and dist.is_available() and dist.is_initialized():
         return dist.get_rank(), dist.get_world_size()
     return 0, 1
 
@@ -27,13 +36,85 @@ def is_distributed() -> bool:
     return world()[1] > 1
 
 
+def is_main() -> bool:
+    """Whether this process writes the run's files (rank 0, or the only process)."""
+    return world()[0] == 0
+
+
+def init_from_env() -> tuple[int, int]:
+    """Join the process group that ``torchrun`` / ``accelerate launch`` describe in the environment
+    (``WORLD_SIZE`` > 1; NCCL where CUDA is available, gloo otherwise); returns (rank, world size).
+    Alone, or with a group already initialised, it changes nothing."""
+    dist = torch.distributed
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1 and dist.is_available() and not dist.is_initialized():
+        if torch.cuda.is_available():
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+            dist.init_process_group("nccl")
+        else:
+            dist.init_process_group("gloo")
+    return world()
+
+
+def _device() -> torch.device:
+    """Where collective buffers live: the process's GPU under NCCL, the CPU under gloo."""
+    if torch.distributed.get_backend() == "nccl":
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+def barrier() -> None:
+    if is_distributed():
+        torch.distributed.barrier()
+
+
+def gather_objects(value: T) -> list[T]:
+    """Every process's ``value``, in rank order, on every process (``[value]`` alone)."""
+    if not is_distributed():
+        return [value]
+    gathered: list[Any] = [None] * world()[1]
+    torch.distributed.all_gather_object(gathered, value)
+    return gathered
+
+
+def run_on_main(work: Callable[[], T]) -> T:
+    """``work()`` on the main process only, as if it were the only process (a training step in it
+    sums nothing over the others); its result, or the exception it raised, reaches every process,
+    so a refused config stops every rank with the same error and none waits forever."""
+    global _ALONE
+    if not is_distributed():
+        return work()
+    outcome: list[Any] = [None]
+    if is_main():
+        _ALONE = True
+        try:
+            outcome = [("ok", work())]
+        except Exception as error:  # re-raised on every process below
+            outcome = [("error", error)]
+        finally:
+            _ALONE = False
+    torch.distributed.broadcast_object_list(outcome, src=0)
+    kind, value = outcome[0]
+    if kind == "error":
+        raise value
+    return value
+
+
+def broadcast_parameters(parameters: Iterable[torch.Tensor]) -> None:
+    """Copy the main process's values of ``parameters`` into every process's."""
+    if not is_distributed():
+        return
+    with torch.no_grad():
+        for tensor in parameters:
+            torch.distributed.broadcast(tensor.data, src=0)
+
+
 def sum_over_processes(values: Sequence[float]) -> list[float]:
     """Each value summed over every process (as given where there is one process)."""
     if not is_distributed():
         return list(values)
-    tensor = torch.tensor(list(values), dtype=torch.float64)
+    tensor = torch.tensor(list(values), dtype=torch.float64, device=_device())
     torch.distributed.all_reduce(tensor, op=torch.distributed.ReduceOp.SUM)
-    return tensor.tolist()
+    return tensor.cpu().tolist()
 
 
 def sum_dicts_over_processes(values: dict[str, float]) -> dict[str, float]:
@@ -57,7 +138,7 @@ def sum_gradients(parameters: Iterable[torch.nn.Parameter]) -> None:
         return
     params = list(parameters)
     grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
-    flat = torch.cat([g.reshape(-1).to(torch.float32) for g in grads])
+    flat = torch.cat([g.reshape(-1).to(torch.float32) for g in grads])  # on the params' device (NCCL)
     torch.distributed.all_reduce(flat, op=torch.distributed.ReduceOp.SUM)
     offset = 0
     for p in params:

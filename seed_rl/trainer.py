@@ -14,6 +14,12 @@ Per update ``u``:
    run resumes with no completed update lost.
 
 At deployment no skill is used: the skill only shapes the training signal.
+
+**Under torchrun** (``torchrun --nproc_per_node N -m seed_rl.cli train ...``) each process
+plays its share of the update's groups (whole groups, so GRPO's advantages are its own), analyses
+and scores them, and trains on its rows; losses, statistics and gradients are summed over the
+processes (:mod:`seed_rl.distributed`), so every process takes the same optimizer step. The main
+process writes the run's files from the whole update's batch, gathered from every process.
 """
 
 from __future__ import annotations
@@ -24,7 +30,6 @@ import math
 import time
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +44,13 @@ from seed_envs.vector import make_vec
 from seed_rl.advantages import grpo_advantages
 from seed_rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from seed_rl.config import ConfigError, TrainConfig, is_external_analyzer
+from seed_rl.distributed import (
+    barrier,
+    broadcast_parameters,
+    gather_objects,
+    init_from_env,
+    run_on_main,
+)
 from seed_rl.episode_log import append_episodes, episode_records, truncate_episodes
 from seed_rl.evaluate import EvalResult, evaluate
 from seed_rl.learner import Learner, ScoreRow
@@ -63,6 +75,7 @@ from seed_rl.skill_pass import (
 )
 from seed_rl.skill_prompt import LibrarySkillBuilder
 from seed_rl.update import LossSettings, TrainRow, optimize
+from seed_rl.update_batch import UpdateBatch, merge_batches, slowest_seconds
 
 #: Config keys that may change when a run is resumed (the rest must match the run's config.yaml).
 RESUMABLE_KEYS = ("updates", "progress", "run_dir", "tensorboard", "wandb", "workers", "env_backend", "threads")
@@ -83,18 +96,6 @@ class PhaseTimer:
             self.seconds[phase] += time.perf_counter() - started
 
 
-@dataclass
-class UpdateBatch:
-    """What one update collected before the optimizer step."""
-
-    episodes: list[Episode]
-    rewards: list[float]
-    advantages: list[float]
-    skills: list[SkillResult | None] = field(default_factory=list)
-    skill_report: SkillReport | None = None
-    rows: list[TrainRow] = field(default_factory=list)
-
-
 def outcome_reward(episode: Episode, kind: str) -> float:
     """The trajectory's outcome reward ``R``: its shaped return, or won / score plus the
     invalid-action penalties the rollout applied."""
@@ -110,9 +111,17 @@ class Trainer:
     """A training run in ``cfg.run_dir``: ``Trainer(cfg).run()`` trains, ``run(resume=True)`` continues."""
 
     def __init__(self, cfg: TrainConfig, *, resume: bool = False) -> None:
+        self.rank, self.world_size = init_from_env()
+        self.main = self.rank == 0
         self.run_dir = Path(cfg.run_dir)
-        self.cfg = self._resolve_config(cfg, resume)
+        self.cfg = run_on_main(lambda: self._resolve_config(cfg, resume))
         cfg = self.cfg
+        if cfg.tasks_per_update % self.world_size:
+            raise ConfigError(
+                f"tasks_per_update={cfg.tasks_per_update} does not split into whole groups over "
+                f"{self.world_size} processes; make it a multiple of {self.world_size}"
+            )
+        self.show_progress = cfg.progress and self.main
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         torch.manual_seed(cfg.seed)
@@ -121,7 +130,10 @@ class Trainer:
         if cfg.sft:
             from seed_rl.sft import run_stage1
 
-            self.stage1_report = run_stage1(cfg, self.policy, self.run_dir)
+            # the main process trains the adapter into the cache; the others then load it from there
+            self.stage1_report = run_on_main(lambda: run_stage1(cfg, self.policy, self.run_dir))
+            if not self.main:
+                run_stage1(cfg, self.policy, self.run_dir)
         self.learner = Learner(
             self.policy,
             finetune=cfg.finetune,
@@ -134,11 +146,12 @@ class Trainer:
             gradient_checkpointing=cfg.gradient_checkpointing,
             keep_reference=cfg.kl_coef > 0,
         )
+        broadcast_parameters(self.learner.trainable)  # every process starts from the main one's adapters
         reserve = cfg.skill_reserve_tokens if cfg.algo == "seed" else 0
         self.max_prompt_tokens = self.learner.context_length - cfg.max_new_tokens
         self.builder = run_prompt_builder(cfg, self.learner.count_tokens, self.max_prompt_tokens - reserve)
         kwargs = run_env_kwargs(cfg, cfg.split)
-        n_envs = cfg.tasks_per_update * cfg.group_size
+        n_envs = cfg.tasks_per_update // self.world_size * cfg.group_size
         backend = cfg.env_backend if cfg.workers or cfg.env_backend == "ray" else "sync"
         self.vec = make_vec(cfg.env, n_envs, workers=cfg.workers or None, backend=backend, **kwargs)
         self.task_count = train_task_pool(cfg, self.vec.call("task_count", cfg.split, env_ids=[0])[0])
@@ -157,12 +170,16 @@ class Trainer:
         )
         self.library = SkillLibrary()
         self.update_index = 0
-        self.log = RunLog(
-            self.run_dir,
-            tensorboard=cfg.tensorboard,
-            wandb=cfg.wandb,
-            wandb_project=cfg.wandb_project,
-            config=cfg.to_dict(),
+        self.log = (
+            RunLog(
+                self.run_dir,
+                tensorboard=cfg.tensorboard,
+                wandb=cfg.wandb,
+                wandb_project=cfg.wandb_project,
+                config=cfg.to_dict(),
+            )
+            if self.main
+            else None
         )
         if resume:
             self._resume()
@@ -197,9 +214,10 @@ class Trainer:
             self.update_index = int(state["update"])
             self.library = SkillLibrary.from_rows(state.get("library", []))
             metrics_lines = int(state["metrics_lines"])
-        self.log.truncate(metrics_lines)
-        truncate_jsonl(self.run_dir / "skills.jsonl", lambda row: row["update"] < self.update_index)
-        truncate_episodes(self.run_dir, self.update_index)
+        if self.log is not None:
+            self.log.truncate(metrics_lines)
+            truncate_jsonl(self.run_dir / "skills.jsonl", lambda row: row["update"] < self.update_index)
+            truncate_episodes(self.run_dir, self.update_index)
 
     @property
     def rescores(self) -> bool:
@@ -233,7 +251,7 @@ class Trainer:
         batch.rows = self.train_rows(batch, timer)
         with timer("update"):
             total = sum(len(self.learner.micro_batches([r.score for r in batch.rows])) for _ in range(cfg.epochs))
-            with bar(total, "update", cfg.progress) as progress:
+            with bar(total, "update", self.show_progress) as progress:
                 stats = optimize(
                     self.learner,
                     batch.rows,
@@ -244,12 +262,17 @@ class Trainer:
                     on_micro_batch=lambda: progress.update(1),
                 )
         self.update_index += 1
-        metrics = self.metrics(batch, stats, timer)
-        self.log.write(metrics)
-        self._log_skills(batch)
-        self._log_episodes(batch)
+        whole = merge_batches(gather_objects(batch))
+        seconds = slowest_seconds(gather_objects(dict(timer.seconds)))
+        if cfg.skills == "static-library" and u < cfg.library_updates:
+            add_to_library(self.library, whole.episodes, whole.skills)
+        metrics = self.metrics(whole, stats, seconds)
+        if self.log is not None:
+            self.log.write(metrics)
+            self._log_skills(whole)
+            self._log_episodes(whole)
         if self.update_index % cfg.checkpoint_every == 0 or self.update_index == cfg.updates:
-            with timer("checkpoint"):
+            if self.log is not None:
                 save_checkpoint(
                     self.run_dir,
                     self.update_index,
@@ -257,6 +280,7 @@ class Trainer:
                     {"metrics_lines": self.log.lines(), "library": self.library.to_rows()},
                     keep=cfg.keep_checkpoints,
                 )
+            barrier()  # no process runs ahead of a checkpoint it might be resumed from
         return metrics
 
     # ---------------------------------------------------------- 1. rollout
@@ -268,16 +292,19 @@ class Trainer:
         return [int(i) for i in rng.choice(self.task_count, size=n, replace=replace_)]
 
     def rollout(self, u: int) -> list[Episode]:
+        """This process's groups of update ``u`` (all of them alone), ``group_size`` episodes each."""
         cfg = self.cfg
+        share = cfg.tasks_per_update // self.world_size
+        mine = list(enumerate(self.tasks(u)))[self.rank * share : (self.rank + 1) * share]
         starts = [
             EpisodeStart(options={"split": cfg.split, "index": index}, group=k)
-            for k, index in enumerate(self.tasks(u))
+            for k, index in mine
             for _ in range(cfg.group_size)
         ]
-        sampling = run_sampling(cfg, seed=(cfg.seed * 1_000_003 + u * 7_919) % 2**31)
+        sampling = run_sampling(cfg, seed=(cfg.seed * 1_000_003 + u * 7_919 + self.rank * 104_729) % 2**31)
         agent = LLMAgent(self.learner.policy, self.builder, sampling)
         record_expert = cfg.algo == "seed" and cfg.analyzer == "scripted"
-        with torch.no_grad(), bar(len(starts), "rollout", cfg.progress) as progress:
+        with torch.no_grad(), bar(len(starts), "rollout", self.show_progress) as progress:
             return run_episodes(
                 self.vec,
                 agent,
@@ -302,7 +329,7 @@ class Trainer:
                 episodes, source="library", settings=self.analyzer, library=self.library, count_tokens=count
             )
         elif is_external_analyzer(cfg.analyzer):
-            with bar(len(episodes), "analysis", cfg.progress) as progress:
+            with bar(len(episodes), "analysis", self.show_progress) as progress:
                 skills, report = write_skills(
                     episodes,
                     source="policy",
@@ -317,7 +344,7 @@ class Trainer:
                 if cfg.analyzer == "frozen-initial"
                 else (contextlib.nullcontext(self.learner.policy))
             )
-            with weights as analyzer, torch.no_grad(), bar(len(episodes), "analysis", cfg.progress) as progress:
+            with weights as analyzer, torch.no_grad(), bar(len(episodes), "analysis", self.show_progress) as progress:
                 skills, report = write_skills(
                     episodes,
                     source="policy",
@@ -326,8 +353,6 @@ class Trainer:
                     count_tokens=count,
                     on_analyzed=progress.update,
                 )
-        if cfg.skills == "static-library" and u < cfg.library_updates:
-            add_to_library(self.library, episodes, skills)
         warning = low_parse_rate_warning(report, cfg.model) if cfg.analyzer != "scripted" else None
         if warning:
             print(f"warning (update {u + 1}): {warning}", flush=True)
@@ -370,7 +395,7 @@ class Trainer:
                     step = batch.episodes[e].rows[s]
                     ((ids, vision),) = self._encode([step], [prompts[(e, s)]])
                     teacher_rows.append(ScoreRow(ids, list(step.token_ids), vision))
-                with bar(len(teacher_rows), "teacher", cfg.progress) as progress:
+                with bar(len(teacher_rows), "teacher", self.show_progress) as progress:
                     teacher = self.learner.logprobs(teacher_rows, grad=False, temperature=cfg.temperature)
                     progress.update(len(teacher_rows))
                 for i, lp in zip(chosen, teacher, strict=True):
@@ -395,7 +420,7 @@ class Trainer:
         return self.learner.encode(prompts, images)
 
     # -------------------------------------------------------------- 6. log
-    def metrics(self, batch: UpdateBatch, stats: dict[str, float], timer: PhaseTimer) -> dict[str, Any]:
+    def metrics(self, batch: UpdateBatch, stats: dict[str, float], seconds: dict[str, float]) -> dict[str, Any]:
         episodes, rows = batch.episodes, [r for e in batch.episodes for r in e.rows]
         groups: dict[int, list[float]] = defaultdict(list)
         for episode, reward in zip(episodes, batch.rewards, strict=True):
@@ -431,8 +456,8 @@ class Trainer:
             out["sampler_gap_max"] = max((float(d.max()) for d in diffs), default=math.nan)
             out["sampler_gap_mean"] = float(torch.cat(diffs).mean()) if diffs else math.nan
         for phase in ("rollout", "analysis", "teacher", "rescore", "reference", "update"):
-            out[f"seconds_{phase}"] = timer.seconds.get(phase, 0.0)
-        out["seconds_total"] = sum(timer.seconds.values())
+            out[f"seconds_{phase}"] = seconds.get(phase, 0.0)
+        out["seconds_total"] = sum(seconds.values())
         return out
 
     def _log_skills(self, batch: UpdateBatch) -> None:
@@ -502,7 +527,8 @@ class Trainer:
 
     def close(self) -> None:
         self.vec.close()
-        self.log.close()
+        if self.log is not None:
+            self.log.close()
 
 
 def train(cfg: TrainConfig, *, resume: bool = False) -> list[dict[str, Any]]:

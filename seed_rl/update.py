@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from seed_rl.distributed import sum_dicts_over_processes, sum_over_processes
+from seed_rl.distributed import is_distributed, sum_dicts_over_processes, sum_over_processes
 from seed_rl.learner import Learner, ScoreRow
 from seed_rl.losses import kl_low_var, opd_loss, ppo_clip_loss, truncated_is_weights
 
@@ -62,9 +62,12 @@ class LossSettings:
 
 
 def minibatch_episodes(episodes: Sequence[int], minibatches: int, rng: np.random.Generator) -> list[list[int]]:
-    """Shuffle the episodes and cut them into ``minibatches`` near-equal groups."""
-    order = list(rng.permutation(np.asarray(sorted(set(episodes)))))
-    return [list(map(int, chunk)) for chunk in np.array_split(order, minibatches) if len(chunk)]
+    """Shuffle the episodes and cut them into ``minibatches`` near-equal groups. Alone, empty groups
+    are dropped; under data parallelism every process keeps ``minibatches`` groups, empty or not, so
+    that all of them take the same optimizer steps together."""
+    order = list(rng.permutation(np.asarray(sorted(set(episodes)), dtype=np.int64)))
+    chunks = [list(map(int, chunk)) for chunk in np.array_split(order, minibatches)]
+    return chunks if is_distributed() else [chunk for chunk in chunks if chunk]
 
 
 def optimize(

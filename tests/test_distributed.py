@@ -41,3 +41,74 @@ def test_two_processes_make_the_update_of_one_on_the_whole_batch(tmp_path):
         assert float((ranks[0]["trained"][name] - trained).abs().max()) < 1e-3 * moved, name
     for key in ("loss", "grpo_loss", "kl", "opd_loss", "gate_mean", "grad_norm", "rows_trained"):
         assert stats[0][key] == pytest.approx(alone[key], rel=1e-4), key
+
+
+TRAIN_SCRIPT = Path(__file__).with_name("ddp_train.py")
+TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
+#: SEED with oracle skills on a tiny random model: 4 tasks x 2 rollouts, 2 tasks per process.
+TINY_SEED = [
+    "model=tiny-random",
+    "tasks_per_update=4",
+    "group_size=2",
+    "max_steps=3",
+    "progress=false",
+    "max_new_tokens=8",
+    "lr=0.01",
+    "analyzer=scripted",
+    "lambda_opd=0.5",
+    "kl_coef=0.01",
+    "minibatches=2",
+]
+
+
+def train_run(run_dir: Path, *overrides: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    command = [*TORCHRUN, str(TRAIN_SCRIPT), str(run_dir), *TINY_SEED, *overrides]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+
+
+def test_the_trainer_under_torchrun_splits_the_groups_and_takes_one_step_on_every_process(tmp_path):
+    from seed_rl.checkpoint import latest_checkpoint
+    from seed_rl.run_log import read_metrics
+
+    done = train_run(tmp_path / "run", "updates=2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    ranks = [torch.load(tmp_path / f"run.rank{r}.pt") for r in (0, 1)]
+    assert ranks[0].keys() == ranks[1].keys()
+    for name in ranks[0]:
+        assert torch.equal(ranks[0][name], ranks[1][name]), name  # the processes stayed in step
+    metrics = read_metrics(tmp_path / "run")
+    assert [m["update"] for m in metrics] == [1, 2]
+    episodes = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]
+    for update in (0, 1):
+        mine = [e for e in episodes if e["update"] == update]
+        # the main process logged every episode of the update, both processes' groups, numbered as one
+        assert sorted(e["episode"] for e in mine) == list(range(8))
+        assert sorted({e["group"] for e in mine}) == [0, 1, 2, 3]
+        line = metrics[update]
+        assert 0 < line["rows"] <= sum(len(e["steps"]) for e in mine)
+        assert line["opd_rows"] > 0 and line["opd_trajectories"] > 0
+    assert latest_checkpoint(tmp_path / "run").name == "update-000002"
+
+    # killed after update 1 (its checkpoint kept), resumed under torchrun: the same weights as the
+    # uninterrupted run, and the same metrics
+    first = train_run(tmp_path / "cut", "updates=1")
+    assert first.returncode == 0, first.stderr[-3000:]
+    resumed = train_run(tmp_path / "cut", "updates=2", "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    again = torch.load(tmp_path / "cut.rank0.pt")
+    for name in ranks[0]:
+        assert torch.equal(again[name], ranks[0][name]), name
+    cut = read_metrics(tmp_path / "cut")
+    assert [m["success"] for m in cut] == [m["success"] for m in metrics]
+    assert [m["loss"] for m in cut] == [m["loss"] for m in metrics]
+
+
+def test_a_batch_that_does_not_split_into_whole_groups_is_refused_by_every_process(tmp_path):
+    """``seed train`` under torchrun: each process exits with the config error, none hangs."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    overrides = [*TINY_SEED, "tasks_per_update=3", "updates=1", f"run_dir={tmp_path / 'run'}"]
+    command = [*TORCHRUN, "-m", "seed_rl.cli", "train", "--config", "sokoban_seed", *overrides]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    assert done.stderr.count("error: tasks_per_update=3 does not split into whole groups over 2 processes") == 2

@@ -5,6 +5,10 @@
 
 A run folder holds ``config.yaml`` (fully resolved), ``metrics.jsonl`` and ``checkpoints/``;
 ``--resume`` continues the run in ``run_dir`` from its newest checkpoint.
+
+Data parallel, N processes (each plays and trains tasks_per_update / N of the groups):
+
+    torchrun --nproc_per_node N -m seed_rl.cli train --config sokoban_seed tasks_per_update=8
 """
 
 from __future__ import annotations
@@ -46,13 +50,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     start = trainer.update_index
-    print(
-        f"training {cfg.algo} on {cfg.env} with {cfg.model} in {cfg.run_dir} (updates {start + 1}..{cfg.updates})",
-        flush=True,
-    )
+    processes = f" on {trainer.world_size} processes" if trainer.world_size > 1 else ""
+    if trainer.main:
+        print(
+            f"training {cfg.algo} on {cfg.env} with {cfg.model} in {cfg.run_dir}{processes} "
+            f"(updates {start + 1}..{cfg.updates})",
+            flush=True,
+        )
     try:
         while trainer.update_index < cfg.updates:
-            print(summary_line(trainer.update()), flush=True)
+            line = summary_line(trainer.update())
+            if trainer.main:
+                print(line, flush=True)
     finally:
         trainer.close()
     return 0
