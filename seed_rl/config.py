@@ -131,6 +131,7 @@ class TrainConfig:
     rollout_engine: str = "hf"  # what samples rollouts and skills: the learner's own model, or vLLM (synced)
     vllm_dtype: str = "bfloat16"
     vllm_memory_utilization: float = 0.5  # vLLM's gpu_memory_utilization (GPU share for weights + KV cache)
+    vllm_engines: int = 0  # 0: the engine in this process; N: N engines as Ray actors (a GPU each, where there are)
     progress: bool = True
     tensorboard: bool = False
     wandb: bool = False
@@ -171,7 +172,7 @@ class TrainConfig:
         for key in positive:
             if getattr(self, key) < 1:
                 raise ConfigError(f"{key}={getattr(self, key)!r} is not allowed; {key} must be >= 1")
-        for key in ("lambda_opd", "kl_coef", "penalty", "clip_low", "clip_high", "temperature", "lr"):
+        for key in ("lambda_opd", "kl_coef", "penalty", "clip_low", "clip_high", "temperature", "lr", "vllm_engines"):
             if getattr(self, key) < 0:
                 raise ConfigError(f"{key}={getattr(self, key)!r} is not allowed; {key} must be >= 0")
         if not self.memory_budget_gb > 0:

@@ -1,5 +1,6 @@
 """vLLM as the rollout engine (``rollout_engine=vllm``): it samples the rollouts and writes the
-skills, and receives the learner's weights after every update.
+skills, and receives the learner's weights after every update. The engine runs in this process,
+or, with ``vllm_engines=N``, as N Ray actors (:mod:`seed_agent.policies.vllm_ray`).
 
 - **LoRA** (``finetune=lora``): after each update the learner's adapter is saved under
   ``<run>/rollout_adapters/rank<R>/update-NNNNNN`` (the newest two kept) and named to the engine in a
@@ -50,14 +51,29 @@ def base_weights(model: torch.nn.Module) -> Iterator[tuple[str, torch.Tensor]]:
 class VLLMRolloutEngine:
     """A :class:`~seed_agent.policies.vllm_backend.VLLMPolicy` kept in step with a learner."""
 
-    def __init__(self, learner: Any, *, model: str, run_dir: Path, settings: dict[str, Any], rank: int = 0) -> None:
-        from seed_agent.policies.vllm_backend import VLLMPolicy
-
+    def __init__(
+        self,
+        learner: Any,
+        *,
+        model: str,
+        run_dir: Path,
+        settings: dict[str, Any],
+        rank: int = 0,
+        ray_engines: int = 0,
+    ) -> None:
         self.learner = learner
         self.lora = learner.peft_model is not None
-        self.adapters = Path(run_dir) / ADAPTERS_DIR / f"rank{rank}"  # one engine per process
-        rank = int(learner.peft_model.peft_config["default"].r) if self.lora else 0
-        self.policy = VLLMPolicy(model_path(model), max_lora_rank=rank, **settings)
+        self.adapters = Path(run_dir) / ADAPTERS_DIR / f"rank{rank}"  # one engine (or set) per process
+        lora_rank = int(learner.peft_model.peft_config["default"].r) if self.lora else 0
+        self.policy: Any
+        if ray_engines > 0:
+            from seed_agent.policies.vllm_ray import RayVLLMPolicy
+
+            self.policy = RayVLLMPolicy(model_path(model), engines=ray_engines, max_lora_rank=lora_rank, **settings)
+        else:
+            from seed_agent.policies.vllm_backend import VLLMPolicy
+
+            self.policy = VLLMPolicy(model_path(model), max_lora_rank=lora_rank, **settings)
 
     def push_base_weights(self) -> None:
         """Send the learner's base weights (e.g. after Stage 1 merged an adapter into them)."""
@@ -76,3 +92,8 @@ class VLLMRolloutEngine:
         self.policy.use_adapter(folder)
         for old in sorted(p for p in root.iterdir() if p.name < folder.name)[:-1]:
             shutil.rmtree(old, ignore_errors=True)  # the newest two stay: the one in use and the last
+
+    def close(self) -> None:
+        close = getattr(self.policy, "close", None)
+        if close is not None:
+            close()

@@ -234,7 +234,12 @@ class Trainer:
             "gpu_memory_utilization": cfg.vllm_memory_utilization if torch.cuda.is_available() else None,
         }
         engine = VLLMRolloutEngine(
-            self.learner, model=cfg.model, run_dir=self.run_dir, settings=settings, rank=self.rank
+            self.learner,
+            model=cfg.model,
+            run_dir=self.run_dir,
+            settings=settings,
+            rank=self.rank,
+            ray_engines=cfg.vllm_engines,
         )
         if cfg.sft:
             engine.push_base_weights()
@@ -527,6 +532,8 @@ class Trainer:
 
     def close(self) -> None:
         self.vec.close()
+        if self.engine is not None:
+            self.engine.close()
         if self.log is not None:
             self.log.close()
 

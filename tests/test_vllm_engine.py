@@ -191,3 +191,45 @@ def test_without_the_sync_the_sampler_gap_shows_the_stale_engine(tiny_model, tmp
     metrics = train(training_config(tiny_model, tmp_path / "run", "updates=2"))
     assert metrics[0]["sampler_gap_max"] < SAME
     assert metrics[1]["sampler_gap_max"] > 10 * SAME
+
+
+def test_engines_as_ray_actors_sample_from_each_synced_adapter_and_full_weights(tiny_model, tmp_path):
+    """Two engines in Ray actors: each takes its share of the batch; the adapter's files and the
+    full weights reach both, with no shared folder."""
+    pytest.importorskip("ray")
+    from seed_agent.policies.vllm_ray import RayVLLMPolicy
+
+    lora = LoraSettings(rank=8, alpha=16, targets=("q_proj", "v_proj"))
+    learner = Learner(TransformersPolicy.from_pretrained(tiny_model), finetune="lora", lora=lora, keep_reference=False)
+    engines = RayVLLMPolicy(tiny_model, engines=2, dtype="float32", max_lora_rank=8, max_model_len=512)
+    try:
+        assert gap(engines, learner) < SAME
+        perturb_adapters(learner, 3)
+        learner.peft_model.save_pretrained(str(tmp_path / "adapter"))
+        assert gap(engines, learner) > STALE
+        engines.use_adapter(tmp_path / "adapter")
+        assert gap(engines, learner) < SAME
+        perturb_adapters(learner, 4)
+        learner.peft_model.save_pretrained(str(tmp_path / "adapter"))
+        engines.use_adapter(tmp_path / "adapter")
+        assert gap(engines, learner) < SAME
+        with torch.no_grad():
+            for layer in learner.model.model.layers:  # the base weights under the adapters
+                layer.mlp.down_proj.weight.mul_(-2.0)
+        assert gap(engines, learner) > STALE
+        from seed_rl.rollout_engine import base_weights
+
+        engines.load_weights(base_weights(learner.model))
+        assert gap(engines, learner) < SAME
+    finally:
+        engines.close()
+
+
+def test_a_group_of_one_prompt_gets_different_samples(tiny_model):
+    """Each request has its own seed: one seed for the batch would give every rollout of a GRPO
+    group the same tokens, and the group no signal (this happened)."""
+    engine = VLLMPolicy(tiny_model, dtype="float32", max_model_len=512)
+    group = [PROMPTS[0]] * 6
+    first = [c.token_ids for c in engine.generate(group, sampling=SAMPLING)]
+    assert len({tuple(ids) for ids in first}) > 1
+    assert [c.token_ids for c in engine.generate(group, sampling=SAMPLING)] == first  # and seeded

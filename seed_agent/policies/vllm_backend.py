@@ -149,18 +149,24 @@ class VLLMPolicy:
         sampling: SamplingParams | None = None,
     ) -> list[Completion]:
         sampling = sampling or SamplingParams()
-        params = self._vllm.SamplingParams(
-            n=1,
-            temperature=sampling.temperature,
-            top_p=sampling.top_p,
-            top_k=sampling.top_k if sampling.top_k > 0 else -1,
-            max_tokens=sampling.max_new_tokens,
-            stop=list(sampling.stop) or None,
-            include_stop_str_in_output=True,
-            seed=sampling.seed,
-            logprobs=0,
-            repetition_penalty=sampling.repetition_penalty,
-        )
+        # one seed per request: a shared seed would give a GRPO group's rollouts of one prompt the
+        # same tokens (the whole group tied, no signal)
+        seeds = [None if sampling.seed is None else sampling.seed + i for i in range(len(prompts))]
+        params = [
+            self._vllm.SamplingParams(
+                n=1,
+                temperature=sampling.temperature,
+                top_p=sampling.top_p,
+                top_k=sampling.top_k if sampling.top_k > 0 else -1,
+                max_tokens=sampling.max_new_tokens,
+                stop=list(sampling.stop) or None,
+                include_stop_str_in_output=True,
+                seed=seed,
+                logprobs=0,
+                repetition_penalty=sampling.repetition_penalty,
+            )
+            for seed in seeds
+        ]
         inputs = self._inputs(prompts, images)
         outputs = self.llm.generate(inputs, params, use_tqdm=False, lora_request=self.lora_request)
         completions = []
