@@ -72,23 +72,29 @@ def tiny_tokenizer():
     return tokenizer
 
 
-def tiny_llama(seed: int = 0, max_positions: int = 4096):
+def tiny_llama(seed: int = 0, max_positions: int = 4096, **shape: int):
+    """A tiny random Llama and its tokenizer; ``shape`` overrides config sizes (e.g. vLLM's CPU
+    attention wants ``head_dim=32``)."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     tokenizer = tiny_tokenizer()
+    sizes = {
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        **shape,
+    }
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
         max_position_embeddings=max_positions,
         initializer_range=0.3,
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
         bos_token_id=None,
         tie_word_embeddings=False,
+        **sizes,
     )
     with torch.random.fork_rng():
         torch.manual_seed(seed)

@@ -43,30 +43,14 @@ STALE = 0.5
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
-    """A tiny random Llama in a folder, with vLLM's CPU attention's head size (32)."""
-    from transformers import LlamaConfig, LlamaForCausalLM
+    """A tiny random Llama in a folder, with a head size vLLM's CPU attention takes (32)."""
+    from seed_agent.tiny_models import tiny_llama
 
-    from seed_agent.tiny_models import tiny_tokenizer
-
-    tokenizer = tiny_tokenizer()
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        head_dim=32,
-        max_position_embeddings=1024,
-        initializer_range=0.3,
-        pad_token_id=tokenizer.pad_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        bos_token_id=None,
-        tie_word_embeddings=False,
+    model, tokenizer = tiny_llama(
+        0, max_positions=1024, hidden_size=64, intermediate_size=128, num_attention_heads=2, num_key_value_heads=1
     )
-    torch.manual_seed(0)
     folder = tmp_path_factory.mktemp("tiny-llama")
-    LlamaForCausalLM(config).save_pretrained(folder)
+    model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return str(folder)
 
