@@ -117,6 +117,15 @@ def sum_over_processes(values: Sequence[float]) -> list[float]:
     return tensor.cpu().tolist()
 
 
+def max_over_processes(values: Sequence[float]) -> list[float]:
+    """Each value's maximum over processes (as given where there is one process)."""
+    if not is_distributed():
+        return list(values)
+    tensor = torch.tensor(list(values), dtype=torch.float64, device=_device())
+    torch.distributed.all_reduce(tensor, op=torch.distributed.ReduceOp.MAX)
+    return tensor.cpu().tolist()
+
+
 def sum_dicts_over_processes(values: dict[str, float]) -> dict[str, float]:
     """Per key, the sum over processes of the values they have (a process may lack a key: one
     that held no skill row has no OPD statistics)."""

@@ -29,7 +29,7 @@ import torch
 from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import PromptImages
 from seed_agent.policies.hf import TransformersPolicy
-from seed_rl.distributed import sum_gradients
+from seed_rl.distributed import max_over_processes, sum_gradients
 from seed_rl.memory import (
     GLIBC_SLACK,
     MemoryBudgetError,
@@ -110,6 +110,7 @@ class Learner:
         memory_budget_gb: float | None = None,
         gradient_checkpointing: bool = False,
         keep_reference: bool = True,
+        fsdp: bool = False,
     ) -> None:
         if finetune not in FINETUNE_MODES:
             raise ValueError(f"finetune must be one of {FINETUNE_MODES}, got {finetune!r}")
@@ -157,6 +158,11 @@ class Learner:
         if gradient_checkpointing:
             self._enable_checkpointing()
         model.eval()  # no dropout anywhere: sampling, scoring and training see the same function
+        #: Parameters sharded over the data-parallel processes (FSDP2's ``fully_shard``).
+        self.fsdp = bool(fsdp)
+        if self.fsdp:
+            shard_model(model)
+            policy.share_prefix = False  # its extra prefix pass would break the processes' lockstep
         self.trainable = [p for p in model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(self.trainable, lr=lr, weight_decay=weight_decay)
         self.optimizer_steps = 0
@@ -215,7 +221,11 @@ class Learner:
         out: list[torch.Tensor | None] = [None] * len(rows)
         mode = contextlib.nullcontext() if grad else torch.no_grad()
         with mode, self._scoring_model(reference) as policy, self._training_mode(grad):
-            for batch in self.micro_batches(rows, grad=grad):
+            batches = self.micro_batches(rows, grad=grad)
+            # (with grad the caller goes one micro-batch at a time and keeps the lockstep itself)
+            for _ in range(0 if grad else self.lockstep_passes(len(batches))):
+                policy.score_ids([[0]], [[0]], [{}], temperature)  # another process has more to score
+            for batch in batches:
                 scored = policy.score_ids(
                     [rows[i].prompt_ids for i in batch],
                     [rows[i].token_ids for i in batch],
@@ -225,6 +235,21 @@ class Learner:
                 for i, lp in zip(batch, scored, strict=True):
                     out[i] = lp if grad else lp.detach()
         return [t if t is not None else torch.zeros(0) for t in out]
+
+    def lockstep_passes(self, passes: int) -> int:
+        """How many passes this process must add to its ``passes`` so that every process runs as
+        many: under FSDP each pass gathers the sharded weights with the others (0 otherwise)."""
+        if not self.fsdp:
+            return 0
+        (most,) = max_over_processes([passes])
+        return int(most) - passes
+
+    def idle_pass(self, temperature: float = 1.0) -> None:
+        """A pass with gradient over one token, adding nothing to the gradient: the share of a
+        micro-batch this process does not have, so that FSDP's gathers and reductions line up."""
+        with self._training_mode(True):
+            (lp,) = self.policy.score_ids([[0]], [[0]], [{}], temperature)
+            (lp.sum() * 0.0).backward()
 
     @contextlib.contextmanager
     def _training_mode(self, grad: bool) -> Iterator[None]:
@@ -306,8 +331,10 @@ class Learner:
     def step(self) -> float:
         """Clip the accumulated gradient, take one optimizer step, zero the gradient; returns the
         gradient norm before clipping."""
-        sum_gradients(self.trainable)  # over data-parallel processes (seed_rl.distributed); a no-op alone
+        if not self.fsdp:  # FSDP has summed (reduce-scattered) them already
+            sum_gradients(self.trainable)  # over data-parallel processes (seed_rl.distributed); a no-op alone
         norm = torch.nn.utils.clip_grad_norm_(self.trainable, self.grad_clip if self.grad_clip > 0 else float("inf"))
+        norm = norm.full_tensor() if hasattr(norm, "full_tensor") else norm
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.optimizer_steps += 1
@@ -316,7 +343,7 @@ class Learner:
     # --------------------------------------------------------------- state
     def trainable_state(self) -> dict[str, torch.Tensor]:
         """The trained weights by name (the adapters, or every parameter with full fine-tuning)."""
-        return {name: p.detach().clone() for name, p in self.model.named_parameters() if p.requires_grad}
+        return {name: _full(p).detach().clone() for name, p in self.model.named_parameters() if p.requires_grad}
 
     def load_trainable_state(self, state: dict[str, torch.Tensor]) -> None:
         params = dict(self.model.named_parameters())
@@ -325,7 +352,35 @@ class Learner:
             raise KeyError(f"the checkpoint lacks {len(missing)} trained weights, e.g. {missing[0]}")
         with torch.no_grad():
             for name, tensor in state.items():
-                params[name].copy_(tensor)
+                target = params[name]
+                if hasattr(target, "device_mesh"):  # sharded: this process keeps its own shard
+                    from torch.distributed.tensor import distribute_tensor
+
+                    tensor = distribute_tensor(tensor.to(target.dtype), target.device_mesh, target.placements)
+                target.copy_(tensor)
+
+
+def shard_model(model: torch.nn.Module) -> None:
+    """FSDP2 over the data-parallel processes: each decoder layer, then the rest of the model, keeps
+    1/N of its weights and gathers the others for its passes. Gradients are reduce-scattered as sums
+    (divide factor 1): every loss is already a mean over the tokens of all processes."""
+    from torch.distributed.fsdp import fully_shard
+
+    layers = next(
+        (m for name, m in model.named_modules() if name.endswith("layers") and isinstance(m, torch.nn.ModuleList)),
+        None,
+    )
+    if layers is None:
+        raise ValueError("fsdp: found no decoder layers (a ModuleList named ...layers) to shard")
+    for module in [*layers, model]:
+        fully_shard(module)
+        module.set_gradient_divide_factor(1.0)  # each sharded module reduces its own gradients ...
+        module.set_force_sum_reduction_for_comms(True)  # ... with a plain SUM (gloo has no PREMUL_SUM)
+
+
+def _full(tensor: torch.Tensor) -> torch.Tensor:
+    """A sharded tensor gathered whole (every process must ask at once); others as they are."""
+    return tensor.full_tensor() if hasattr(tensor, "full_tensor") else tensor
 
 
 def _dtype_bytes(model: Any) -> int:

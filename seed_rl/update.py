@@ -122,7 +122,10 @@ def _minibatch_step(
     ]
     n_tokens, n_active, n_opd = (int(v) for v in sum_over_processes(local))
     sums: dict[str, float] = defaultdict(float)
-    for batch in learner.micro_batches([r.score for r in active]):
+    batches = learner.micro_batches([r.score for r in active])
+    for _ in range(learner.lockstep_passes(len(batches))):  # FSDP: as many passes as every process
+        learner.idle_pass(s.temperature)
+    for batch in batches:
         micro = [active[i] for i in batch]
         logps = learner.logprobs([r.score for r in micro], grad=True, temperature=s.temperature)
         if gaps is not None:
