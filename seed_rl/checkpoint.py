@@ -54,16 +54,27 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
     return found[-1][1] if found else None
 
 
-def save_checkpoint(run_dir: Path, update: int, learner: Learner, state: dict[str, Any], keep: int = 2) -> Path:
-    """Write the checkpoint after ``update`` completed updates; keep the newest ``keep``."""
+def save_checkpoint(
+    run_dir: Path,
+    update: int,
+    learner: Learner,
+    state: dict[str, Any],
+    keep: int = 2,
+    *,
+    weights: dict[str, torch.Tensor] | None = None,
+    optimizer_state: dict[str, Any] | None = None,
+) -> Path:
+    """Write the checkpoint after ``update`` completed updates; keep the newest ``keep``. Under FSDP
+    every process gathers ``weights`` and ``optimizer_state`` (the learner's, whole) and the main
+    process passes them here."""
     from safetensors.torch import save_file
 
+    weights = learner.trainable_state() if weights is None else weights
+    optimizer_state = learner.optimizer_state() if optimizer_state is None else optimizer_state
     target = checkpoint_dir(run_dir, update)
     with staged_dir(target, replace=True) as staging:
-        save_file(
-            {k: v.contiguous() for k, v in learner.trainable_state().items()}, str(staging / "trainable.safetensors")
-        )
-        torch.save(learner.optimizer.state_dict(), staging / "optimizer.pt")
+        save_file({k: v.contiguous() for k, v in weights.items()}, str(staging / "trainable.safetensors"))
+        torch.save(optimizer_state, staging / "optimizer.pt")
         torch.save(
             {
                 "python": random.getstate(),
@@ -84,7 +95,7 @@ def load_checkpoint(path: Path, learner: Learner) -> dict[str, Any]:
     from safetensors.torch import load_file
 
     learner.load_trainable_state(load_file(str(path / "trainable.safetensors")))
-    learner.optimizer.load_state_dict(torch.load(path / "optimizer.pt", weights_only=False))
+    learner.load_optimizer_state(torch.load(path / "optimizer.pt", weights_only=False))
     rng = torch.load(path / "rng.pt", weights_only=False)
     random.setstate(rng["python"])
     np.random.set_state(rng["numpy"])

@@ -131,6 +131,7 @@ class TrainConfig:
     rollout_engine: str = "hf"  # what samples rollouts and skills: the learner's own model, or vLLM (synced)
     vllm_dtype: str = "bfloat16"
     vllm_memory_utilization: float = 0.5  # vLLM's gpu_memory_utilization (GPU share for weights + KV cache)
+    fsdp: bool = False  # under torchrun: shard the learner's weights over the processes (needs rollout_engine=vllm)
     vllm_engines: int = 0  # 0: the engine in this process; N: N engines as Ray actors (a GPU each, where there are)
     progress: bool = True
     tensorboard: bool = False
@@ -152,6 +153,12 @@ class TrainConfig:
             )
         if not (self.model in ("smollm2", "tiny-random") or self.model.startswith("hf:")):
             raise ConfigError(f"model={self.model!r} is not allowed; model must be smollm2, tiny-random or hf:PATH")
+        if self.fsdp and (self.rollout_engine != "vllm" or self.analyzer == "frozen-initial"):
+            raise ConfigError(
+                "fsdp=true needs rollout_engine=vllm and an analyzer other than frozen-initial: sharded "
+                "weights are gathered in every pass, so the processes must run the same passes, and "
+                "sampling on the learner does not"
+            )
         if self.rollout_engine == "vllm" and self.model == "tiny-random":
             raise ConfigError(
                 "rollout_engine=vllm needs a model on disk: model=tiny-random is built in memory; "

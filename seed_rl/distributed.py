@@ -140,6 +140,12 @@ def sum_dicts_over_processes(values: dict[str, float]) -> dict[str, float]:
     return out
 
 
+def whole(tensor: torch.Tensor) -> torch.Tensor:
+    """A sharded (FSDP) tensor gathered whole, which every process must ask for at once; any other
+    tensor as it is."""
+    return tensor.full_tensor() if hasattr(tensor, "full_tensor") else tensor
+
+
 def sum_gradients(parameters: Iterable[torch.nn.Parameter]) -> None:
     """Sum every parameter's gradient over processes, in one flat buffer (a process that trained
     no row contributes zeros); a parameter without a gradient gets the sum too."""

@@ -29,7 +29,7 @@ import torch
 from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import PromptImages
 from seed_agent.policies.hf import TransformersPolicy
-from seed_rl.distributed import max_over_processes, sum_gradients
+from seed_rl.distributed import max_over_processes, sum_gradients, whole
 from seed_rl.memory import (
     GLIBC_SLACK,
     MemoryBudgetError,
@@ -288,6 +288,11 @@ class Learner:
             checkpointed=self.gradient_checkpointing,
         )
         if plan.checkpointed and grad and not self.gradient_checkpointing:
+            if self.fsdp:  # one process recomputing layers the others do not would break the lockstep
+                raise MemoryBudgetError(
+                    f"{plan.reason}; under FSDP gradient checkpointing is not switched on for one process "
+                    "alone: set gradient_checkpointing=true"
+                )
             print(f"gradient checkpointing on: {plan.reason}", flush=True)
             self._enable_checkpointing()
         return min(self.token_budget, plan.tokens)
@@ -334,7 +339,7 @@ class Learner:
         if not self.fsdp:  # FSDP has summed (reduce-scattered) them already
             sum_gradients(self.trainable)  # over data-parallel processes (seed_rl.distributed); a no-op alone
         norm = torch.nn.utils.clip_grad_norm_(self.trainable, self.grad_clip if self.grad_clip > 0 else float("inf"))
-        norm = norm.full_tensor() if hasattr(norm, "full_tensor") else norm
+        norm = whole(norm)
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.optimizer_steps += 1
@@ -343,7 +348,26 @@ class Learner:
     # --------------------------------------------------------------- state
     def trainable_state(self) -> dict[str, torch.Tensor]:
         """The trained weights by name (the adapters, or every parameter with full fine-tuning)."""
-        return {name: _full(p).detach().clone() for name, p in self.model.named_parameters() if p.requires_grad}
+        return {name: whole(p).detach().clone() for name, p in self.model.named_parameters() if p.requires_grad}
+
+    def optimizer_state(self) -> dict[str, Any]:
+        """The optimizer's state, whole (under FSDP gathered from every process, which must all ask)."""
+        if not self.fsdp:
+            return self.optimizer.state_dict()
+        from torch.distributed.checkpoint.state_dict import StateDictOptions, get_optimizer_state_dict
+
+        options = StateDictOptions(full_state_dict=True, cpu_offload=True)
+        return get_optimizer_state_dict(self.model, self.optimizer, options=options)
+
+    def load_optimizer_state(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`optimizer_state` returned (under FSDP each process keeps its shard)."""
+        if not self.fsdp:
+            self.optimizer.load_state_dict(state)
+            return
+        from torch.distributed.checkpoint.state_dict import StateDictOptions, set_optimizer_state_dict
+
+        options = StateDictOptions(full_state_dict=True)
+        set_optimizer_state_dict(self.model, self.optimizer, optim_state_dict=state, options=options)
 
     def load_trainable_state(self, state: dict[str, torch.Tensor]) -> None:
         params = dict(self.model.named_parameters())
@@ -376,11 +400,6 @@ def shard_model(model: torch.nn.Module) -> None:
         fully_shard(module)
         module.set_gradient_divide_factor(1.0)  # each sharded module reduces its own gradients ...
         module.set_force_sum_reduction_for_comms(True)  # ... with a plain SUM (gloo has no PREMUL_SUM)
-
-
-def _full(tensor: torch.Tensor) -> torch.Tensor:
-    """A sharded tensor gathered whole (every process must ask at once); others as they are."""
-    return tensor.full_tensor() if hasattr(tensor, "full_tensor") else tensor
 
 
 def _dtype_bytes(model: Any) -> int:

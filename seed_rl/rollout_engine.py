@@ -24,6 +24,7 @@ import torch
 
 from seed_agent.models import MODELS, is_fetched, model_dir
 from seed_envs.core import MissingDataError
+from seed_rl.distributed import whole
 
 ADAPTERS_DIR = "rollout_adapters"
 
@@ -41,11 +42,11 @@ def model_path(name: str) -> str:
 
 def base_weights(model: torch.nn.Module) -> Iterator[tuple[str, torch.Tensor]]:
     """The model's own weights under their Hugging Face names, without the LoRA adapters that peft
-    injected (``...q_proj.base_layer.weight`` is ``...q_proj.weight``)."""
+    injected (``...q_proj.base_layer.weight`` is ``...q_proj.weight``); sharded ones gathered whole."""
     for name, tensor in model.state_dict().items():
         if "lora_" in name:
             continue
-        yield name.replace(".base_layer.", "."), tensor
+        yield name.replace(".base_layer.", "."), whole(tensor)
 
 
 class VLLMRolloutEngine:
@@ -82,13 +83,16 @@ class VLLMRolloutEngine:
     def sync(self, update: int) -> None:
         """Give the engine the learner's weights after ``update`` completed updates."""
         if not self.lora:
-            self.policy.load_weights((name, p) for name, p in self.learner.model.named_parameters() if p.requires_grad)
+            trained = self.learner.model.named_parameters()
+            self.policy.load_weights((name, whole(p)) for name, p in trained if p.requires_grad)
             return
         root = self.adapters
         folder = root / f"update-{update:06d}"
         if folder.exists():
             shutil.rmtree(folder)
-        self.learner.peft_model.save_pretrained(str(folder))
+        # the adapters whole (under FSDP every process gathers them), named as the PeftModel names them
+        adapters = {f"base_model.model.{name}": p for name, p in self.learner.trainable_state().items()}
+        self.learner.peft_model.save_pretrained(str(folder), state_dict=adapters)
         self.policy.use_adapter(folder)
         for old in sorted(p for p in root.iterdir() if p.name < folder.name)[:-1]:
             shutil.rmtree(old, ignore_errors=True)  # the newest two stay: the one in use and the last

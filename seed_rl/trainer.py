@@ -154,8 +154,10 @@ class Trainer:
             memory_budget_gb=cfg.memory_budget_gb,
             gradient_checkpointing=cfg.gradient_checkpointing,
             keep_reference=cfg.kl_coef > 0,
+            fsdp=cfg.fsdp and self.world_size > 1,
         )
-        broadcast_parameters(self.learner.trainable)  # every process starts from the main one's adapters
+        if not self.learner.fsdp:  # (sharded weights are cut from the same start on every process)
+            broadcast_parameters(self.learner.trainable)  # every process starts from the main one's adapters
         self.engine = self._rollout_engine()
         #: What samples rollouts and the current policy's skills: the learner's model, or vLLM
         self.rollout_policy = self.engine.policy if self.engine is not None else self.learner.policy
@@ -317,6 +319,8 @@ class Trainer:
             self._log_skills(whole)
             self._log_episodes(whole)
         if self.update_index % cfg.checkpoint_every == 0 or self.update_index == cfg.updates:
+            weights = self.learner.trainable_state()  # every process: under FSDP these gather the shards
+            optimizer_state = self.learner.optimizer_state()
             if self.log is not None:
                 save_checkpoint(
                     self.run_dir,
@@ -324,6 +328,8 @@ class Trainer:
                     self.learner,
                     {"metrics_lines": self.log.lines(), "library": self.library.to_rows()},
                     keep=cfg.keep_checkpoints,
+                    weights=weights,
+                    optimizer_state=optimizer_state,
                 )
             barrier()  # no process runs ahead of a checkpoint it might be resumed from
         return metrics
@@ -425,13 +431,18 @@ class Trainer:
                 )
                 places.append((e, s))
         scores = [r.score for r in rows]
-        if batch.skills and any(isinstance(s, Skill) for s in batch.skills):
+        has_skills = bool(batch.skills) and any(isinstance(s, Skill) for s in batch.skills)
+        if has_skills or self.learner.fsdp:  # under FSDP a process with no skill row still takes part
             with timer("teacher"):
-                prompts = teacher_prompts(
-                    batch.episodes,
-                    batch.skills,
-                    count_tokens=self.learner.count_tokens,
-                    max_prompt_tokens=self.max_prompt_tokens,
+                prompts = (
+                    teacher_prompts(
+                        batch.episodes,
+                        batch.skills,
+                        count_tokens=self.learner.count_tokens,
+                        max_prompt_tokens=self.max_prompt_tokens,
+                    )
+                    if has_skills
+                    else {}
                 )
                 chosen = [i for i, place in enumerate(places) if place in prompts]
                 teacher_rows = []

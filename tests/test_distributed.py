@@ -123,3 +123,13 @@ def test_a_batch_that_does_not_split_into_whole_groups_is_refused_by_every_proce
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode != 0
     assert done.stderr.count("error: tasks_per_update=3 does not split into whole groups over 2 processes") == 2
+
+
+def test_fsdp_without_a_separate_sampler_is_refused_with_the_reason():
+    from seed_rl.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError, match="fsdp=true needs rollout_engine=vllm"):
+        load_config("sokoban_seed", ["fsdp=true"])
+    with pytest.raises(ConfigError, match="frozen-initial"):
+        load_config("sokoban_seed", ["fsdp=true", "rollout_engine=vllm", "model=smollm2", "analyzer=frozen-initial"])
+    assert load_config("sokoban_seed", ["fsdp=true", "rollout_engine=vllm", "model=smollm2"]).fsdp

@@ -219,16 +219,11 @@ def test_a_group_of_one_prompt_gets_different_samples(tiny_model):
     assert [c.token_ids for c in engine.generate(group, sampling=SAMPLING)] == first  # and seeded
 
 
-def test_the_trainer_under_torchrun_with_an_engine_in_each_process(tiny_model, tmp_path):
-    """Two gloo processes, each with its own in-process engine: they stay in step, and every
-    update's samples come from the current weights on both."""
-    import json
+def torchrun_training(tiny_model, run_dir, *extra):
     import os
     import subprocess
     import sys
     from pathlib import Path
-
-    from seed_rl.run_log import read_metrics
 
     script = Path(__file__).with_name("ddp_train.py")
     overrides = [
@@ -238,28 +233,46 @@ def test_the_trainer_under_torchrun_with_an_engine_in_each_process(tiny_model, t
         "analyzer=scripted",
         "sft=false",
         "lambda_opd=0.5",
+        "kl_coef=0.01",
         "tasks_per_update=4",
         "group_size=2",
         "max_steps=3",
         "max_new_tokens=8",
         "lr=0.05",
         "lora_rank=8",
-        "updates=2",
         "progress=false",
+        *extra,
     ]
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    command = [*torchrun, str(script), str(tmp_path / "run"), *overrides]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    done = subprocess.run([*torchrun, str(script), str(run_dir), *overrides], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
-    ranks = [torch.load(tmp_path / f"run.rank{r}.pt") for r in (0, 1)]
+    return [torch.load(run_dir.with_name(f"{run_dir.name}.rank{r}.pt")) for r in (0, 1)]
+
+
+@pytest.mark.parametrize("sharding", ["ddp", "fsdp"])
+def test_the_trainer_under_torchrun_with_an_engine_in_each_process(tiny_model, tmp_path, sharding):
+    """Two gloo processes, each with its own in-process engine, with whole or FSDP-sharded weights:
+    they stay in step, every update's samples come from the current weights on both, and a run
+    stopped after its first update resumes to the same weights as one that was not."""
+    import json
+
+    from seed_rl.run_log import read_metrics
+
+    flag = f"fsdp={str(sharding == 'fsdp').lower()}"
+    ranks = torchrun_training(tiny_model, tmp_path / "run", flag, "updates=2")
     for name in ranks[0]:
         assert torch.equal(ranks[0][name], ranks[1][name]), name
     metrics = read_metrics(tmp_path / "run")
     assert [m["update"] for m in metrics] == [1, 2]
-    assert all(m["sampler_gap_max"] < SAME for m in metrics)
+    assert all(m["sampler_gap_max"] < SAME and m["grad_norm"] > 0 for m in metrics)
     episodes = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]
     assert len(episodes) == 2 * 4 * 2
+
+    torchrun_training(tiny_model, tmp_path / "cut", flag, "updates=1")
+    resumed = torchrun_training(tiny_model, tmp_path / "cut", flag, "updates=2", "--resume")
+    for name in ranks[0]:
+        assert torch.allclose(resumed[0][name], ranks[0][name], atol=1e-6), name
 
 
 @pytest.mark.parametrize("pushed", [True, False])
