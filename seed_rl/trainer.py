@@ -19,7 +19,9 @@ At deployment no skill is used: the skill only shapes the training signal.
 plays its share of the update's groups (whole groups, so GRPO's advantages are its own), analyses
 and scores them, and trains on its rows; losses, statistics and gradients are summed over the
 processes (:mod:`seed_rl.distributed`), so every process takes the same optimizer step. The main
-process writes the run's files from the whole update's batch, gathered from every process.
+process writes the run's files from the whole update's batch, gathered from every process. With
+``fsdp=true`` the learner's weights are sharded over the processes (``Learner(fsdp=True)``), and
+every pass over them runs on every process in step (sampling is vLLM's then).
 """
 
 from __future__ import annotations
