@@ -101,3 +101,20 @@ class VLLMRolloutEngine:
         close = getattr(self.policy, "close", None)
         if close is not None:
             close()
+
+
+def start_engine(cfg: Any, learner: Any, run_dir: Path, *, rank: int = 0) -> VLLMRolloutEngine:
+    """The run's engine (``cfg``: a :class:`~seed_rl.config.TrainConfig`), started from the model's
+    folder, with the weights Stage 1 merged sent to it."""
+    settings = {
+        "dtype": cfg.vllm_dtype,
+        "seed": cfg.seed + rank,
+        "max_model_len": learner.context_length,
+        "gpu_memory_utilization": cfg.vllm_memory_utilization if torch.cuda.is_available() else None,
+    }
+    engine = VLLMRolloutEngine(
+        learner, model=cfg.model, run_dir=run_dir, settings=settings, rank=rank, ray_engines=cfg.vllm_engines
+    )
+    if cfg.sft:
+        engine.push_base_weights()
+    return engine

@@ -76,7 +76,7 @@ from seed_rl.skill_pass import (
 )
 from seed_rl.skill_prompt import LibrarySkillBuilder
 from seed_rl.update import LossSettings, TrainRow, optimize
-from seed_rl.update_batch import UpdateBatch, merge_batches, slowest_seconds, update_metrics
+from seed_rl.update_batch import UpdateBatch, merge_batches, skill_log_rows, slowest_seconds, update_metrics
 
 #: Config keys that may change when a run is resumed (the rest must match the run's config.yaml).
 RESUMABLE_KEYS = (
@@ -160,7 +160,11 @@ class Trainer:
         )
         if not self.learner.fsdp:  # (sharded weights are cut from the same start on every process)
             broadcast_parameters(self.learner.trainable)  # every process starts from the main one's adapters
-        self.engine = self._rollout_engine()
+        self.engine = None
+        if cfg.rollout_engine == "vllm":
+            from seed_rl.rollout_engine import start_engine
+
+            self.engine = start_engine(cfg, self.learner, self.run_dir, rank=self.rank)
         #: What samples rollouts and the current policy's skills: the learner's model, or vLLM
         self.rollout_policy = self.engine.policy if self.engine is not None else self.learner.policy
         reserve = cfg.skill_reserve_tokens if cfg.algo == "seed" else 0
@@ -223,31 +227,6 @@ class Trainer:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         saved.write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False), encoding="utf-8")
         return cfg
-
-    def _rollout_engine(self) -> Any:
-        """vLLM, started from the model's folder, with Stage 1's merged weights sent to it."""
-        cfg = self.cfg
-        if cfg.rollout_engine != "vllm":
-            return None
-        from seed_rl.rollout_engine import VLLMRolloutEngine
-
-        settings = {
-            "dtype": cfg.vllm_dtype,
-            "seed": cfg.seed + self.rank,
-            "max_model_len": self.learner.context_length,
-            "gpu_memory_utilization": cfg.vllm_memory_utilization if torch.cuda.is_available() else None,
-        }
-        engine = VLLMRolloutEngine(
-            self.learner,
-            model=cfg.model,
-            run_dir=self.run_dir,
-            settings=settings,
-            rank=self.rank,
-            ray_engines=cfg.vllm_engines,
-        )
-        if cfg.sft:
-            engine.push_base_weights()
-        return engine
 
     def _resume(self) -> None:
         path = latest_checkpoint(self.run_dir)
@@ -479,23 +458,10 @@ class Trainer:
 
     # -------------------------------------------------------------- 6. log
     def _log_skills(self, batch: UpdateBatch) -> None:
-        if not batch.skills:
-            return
-        with open(self.run_dir / "skills.jsonl", "a", encoding="utf-8") as handle:
-            for episode, skill in zip(batch.episodes, batch.skills, strict=True):
-                if skill is None:
-                    continue
-                row = {
-                    "update": self.update_index - 1,
-                    "episode": episode.index,
-                    "task_id": episode.task_id,
-                    "won": episode.won,
-                    "parsed": isinstance(skill, Skill),
-                }
-                row["skill" if isinstance(skill, Skill) else "reason"] = (
-                    skill.episode_skill if isinstance(skill, Skill) else skill.reason
-                )
-                handle.write(json.dumps(row) + "\n")
+        rows = skill_log_rows(batch, self.update_index - 1)
+        if rows:
+            with open(self.run_dir / "skills.jsonl", "a", encoding="utf-8") as handle:
+                handle.writelines(json.dumps(row) + "\n" for row in rows)
 
     def _log_episodes(self, batch: UpdateBatch) -> None:
         tokenizer = self.policy.tokenizer

@@ -121,3 +121,22 @@ def update_metrics(
         out[f"seconds_{phase}"] = seconds.get(phase, 0.0)
     out["seconds_total"] = sum(seconds.values())
     return out
+
+
+def skill_log_rows(batch: UpdateBatch, update: int) -> list[dict[str, Any]]:
+    """The ``skills.jsonl`` lines of an update: each analysed episode's skill, or why it has none."""
+    rows = []
+    for episode, skill in zip(batch.episodes, batch.skills, strict=False):
+        if skill is None:
+            continue
+        parsed = isinstance(skill, Skill)
+        row: dict[str, Any] = {
+            "update": update,
+            "episode": episode.index,
+            "task_id": episode.task_id,
+            "won": episode.won,
+            "parsed": parsed,
+        }
+        row["skill" if parsed else "reason"] = skill.episode_skill if parsed else skill.reason
+        rows.append(row)
+    return rows
