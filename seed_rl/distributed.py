@@ -108,33 +108,29 @@ def broadcast_parameters(parameters: Iterable[torch.Tensor]) -> None:
             torch.distributed.broadcast(tensor.data, src=0)
 
 
-def sum_over_processes(values: Sequence[float]) -> list[float]:
-    """Each value summed over every process (as given where there is one process)."""
+def _reduce(values: Sequence[float], op: torch.distributed.ReduceOp) -> list[float]:
     if not is_distributed():
         return list(values)
     tensor = torch.tensor(list(values), dtype=torch.float64, device=_device())
-    torch.distributed.all_reduce(tensor, op=torch.distributed.ReduceOp.SUM)
+    torch.distributed.all_reduce(tensor, op=op)
     return tensor.cpu().tolist()
+
+
+def sum_over_processes(values: Sequence[float]) -> list[float]:
+    """Each value summed over every process (as given where there is one process)."""
+    return _reduce(values, torch.distributed.ReduceOp.SUM)
 
 
 def max_over_processes(values: Sequence[float]) -> list[float]:
     """Each value's maximum over processes (as given where there is one process)."""
-    if not is_distributed():
-        return list(values)
-    tensor = torch.tensor(list(values), dtype=torch.float64, device=_device())
-    torch.distributed.all_reduce(tensor, op=torch.distributed.ReduceOp.MAX)
-    return tensor.cpu().tolist()
+    return _reduce(values, torch.distributed.ReduceOp.MAX)
 
 
 def sum_dicts_over_processes(values: dict[str, float]) -> dict[str, float]:
     """Per key, the sum over processes of the values they have (a process may lack a key: one
     that held no skill row has no OPD statistics)."""
-    if not is_distributed():
-        return dict(values)
-    gathered: list[dict[str, float] | None] = [None] * world()[1]
-    torch.distributed.all_gather_object(gathered, dict(values))
     out: dict[str, float] = {}
-    for part in gathered:
+    for part in gather_objects(dict(values)):
         for key, value in (part or {}).items():
             out[key] = out.get(key, 0.0) + value
     return out

@@ -289,19 +289,21 @@ class Trainer:
         if self.engine is not None:
             with timer("sync"):
                 self.engine.sync(self.update_index)
-        whole = merge_batches(gather_objects(batch))
+        gathered = merge_batches(gather_objects(batch))
         seconds = slowest_seconds(gather_objects(dict(timer.seconds)))
         if cfg.skills == "static-library" and u < cfg.library_updates:
-            add_to_library(self.library, whole.episodes, whole.skills)
+            add_to_library(self.library, gathered.episodes, gathered.skills)
         passes = 1 + int(cfg.kl_coef > 0) + int(self.rescores)
-        metrics = update_metrics(whole, stats, seconds, update=self.update_index, passes=passes, rescored=self.rescores)
+        metrics = update_metrics(
+            gathered, stats, seconds, update=self.update_index, passes=passes, rescored=self.rescores
+        )
         if self.log is not None:
             self.log.write(metrics)
-            self._log_skills(whole)
-            self._log_episodes(whole)
+            self._log_skills(gathered)
+            self._log_episodes(gathered)
         if self.update_index % cfg.checkpoint_every == 0 or self.update_index == cfg.updates:
-            weights = self.learner.trainable_state()  # every process: under FSDP these gather the shards
-            optimizer_state = self.learner.optimizer_state()
+            if self.log is not None or self.learner.fsdp:  # under FSDP every process gathers the shards
+                weights, optimizer_state = self.learner.trainable_state(), self.learner.optimizer_state()
             if self.log is not None:
                 save_checkpoint(
                     self.run_dir,
