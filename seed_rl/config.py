@@ -28,7 +28,7 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "rescore": ("auto", "always", "never"),
     "is_mode": ("truncate", "mask"),
     "skills": ("on-policy", "static-library"),
-    "dtype": ("float32", "bfloat16"),
+    "dtype": ("auto", "float32", "bfloat16"),
     "sft_source": ("scripted", "external"),
     "env_backend": ("process", "ray"),
     "rollout_engine": ("hf", "vllm"),
@@ -67,7 +67,7 @@ class TrainConfig:
     lora_alpha: int = 32
     lora_targets: list[str] = field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
     lora_layers: int = 0  # > 0: adapters in the top N decoder layers only (the backward stops there)
-    dtype: str = "float32"
+    dtype: str = "float32"  # auto: bfloat16 where the hardware has it natively (seed_agent.models.resolve_dtype)
     gradient_checkpointing: bool = False
     threads: int = 0  # 0: leave torch's default
     # the algorithm
@@ -87,7 +87,9 @@ class TrainConfig:
     normalize_std: bool = True
     reward: str = "return"  # the outcome reward R of a trajectory
     penalty: float = 0.1  # the invalid-action penalty
-    token_budget: int = 4096  # padded tokens per micro-batch, at most
+    token_budget: int = 4096  # tokens computed per micro-batch, at most (a shared prefix counts once)
+    micro_batch_rows: int = 0  # > 0: exactly this many rows per micro-batch, no token bound (the naive path)
+    share_prefix: bool = True  # rows that start alike compute that prefix once, in sampling and scoring
     memory_budget_gb: float = 8.0  # weights + optimizer + one micro-batch's pass (seed_rl/memory.py)
     rescore: str = "auto"  # re-score old log-probs on the learner: auto = when the sampler differs
     is_cap: float = 2.0
@@ -179,7 +181,17 @@ class TrainConfig:
         for key in positive:
             if getattr(self, key) < 1:
                 raise ConfigError(f"{key}={getattr(self, key)!r} is not allowed; {key} must be >= 1")
-        for key in ("lambda_opd", "kl_coef", "penalty", "clip_low", "clip_high", "temperature", "lr", "vllm_engines"):
+        for key in (
+            "lambda_opd",
+            "kl_coef",
+            "penalty",
+            "clip_low",
+            "clip_high",
+            "temperature",
+            "lr",
+            "vllm_engines",
+            "micro_batch_rows",
+        ):
             if getattr(self, key) < 0:
                 raise ConfigError(f"{key}={getattr(self, key)!r} is not allowed; {key} must be >= 0")
         if not self.memory_budget_gb > 0:

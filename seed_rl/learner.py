@@ -58,21 +58,31 @@ class ScoreRow:
         return len(self.prompt_ids) + len(self.token_ids)
 
 
-def pack_by_tokens(lengths: Sequence[int], budget: int) -> list[list[int]]:
-    """Micro-batches of row indices whose padded size ``rows * longest`` stays within ``budget``.
+def pack_by_tokens(
+    lengths: Sequence[int], budget: int, *, shared: int = 0, padded_cap: int | None = None
+) -> list[list[int]]:
+    """Micro-batches of row indices whose size stays within ``budget`` tokens.
 
-    Rows are taken longest first, so rows of similar length share a batch and little
-    padding is wasted; a row longer than the budget gets a batch of its own. Every
-    index appears exactly once; the packing depends only on ``lengths``.
+    A batch of ``n`` rows, the longest ``L`` tokens, costs ``n * L`` padded tokens; where every row
+    starts with the same ``shared`` tokens, computed once (``share_prefix``), it costs
+    ``shared + n * (L - shared)``. ``padded_cap`` also bounds ``n * L`` (what a memory budget
+    allows). Rows are taken longest first, so rows of similar length share a batch and little
+    padding is wasted; a row over the budget gets a batch of its own. Every index appears exactly
+    once; the packing depends only on the arguments.
     """
     if budget < 1:
         raise ValueError("the token budget must be >= 1")
+
+    def fits(rows: int, longest: int) -> bool:
+        cost = shared + rows * (longest - shared) if shared else rows * longest
+        return cost <= budget and (padded_cap is None or rows * longest <= padded_cap)
+
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
     batches: list[list[int]] = []
     current: list[int] = []
     longest = 0
     for i in order:
-        if current and max(longest, lengths[i]) * (len(current) + 1) > budget:
+        if current and not fits(len(current) + 1, max(longest, lengths[i])):
             batches.append(current)
             current, longest = [], 0
         current.append(i)
@@ -107,6 +117,7 @@ class Learner:
         weight_decay: float = 0.0,
         grad_clip: float = 1.0,
         token_budget: int = 4096,
+        micro_batch_rows: int = 0,
         memory_budget_gb: float | None = None,
         gradient_checkpointing: bool = False,
         keep_reference: bool = True,
@@ -116,6 +127,9 @@ class Learner:
             raise ValueError(f"finetune must be one of {FINETUNE_MODES}, got {finetune!r}")
         self.finetune = finetune
         self.token_budget = int(token_budget)
+        #: > 0: micro-batches of exactly this many rows, whatever their length (the naive path
+        #: ``scripts/bench_train.py`` times); 0: bounded by tokens and memory.
+        self.micro_batch_rows = int(micro_batch_rows)
         #: Bytes for the weights, the optimizer state and one micro-batch's pass; None: no limit
         #: but ``token_budget``.
         self.memory_budget = None if memory_budget_gb is None else float(memory_budget_gb) * 1e9
@@ -262,22 +276,47 @@ class Learner:
             self.model.eval()
 
     def micro_batches(self, rows: Sequence[ScoreRow], *, grad: bool = True) -> list[list[int]]:
-        """Row indices per micro-batch, packed within :meth:`micro_batch_tokens`."""
+        """Row indices per micro-batch: ``token_budget`` bounds the tokens each computes (a prefix
+        every row shares counts once), and :meth:`micro_batch_tokens` their padded size."""
+        if self.micro_batch_rows:
+            n = self.micro_batch_rows
+            return [list(range(start, min(start + n, len(rows)))) for start in range(0, len(rows), n)]
         lengths = [row.length for row in rows]
-        batches = pack_by_tokens(lengths, self.micro_batch_tokens(rows, grad=grad))
+        shared = self.shared_prefix(rows)
+        if shared:
+            fit = self.memory_tokens(rows, grad=grad)
+            batches = pack_by_tokens(lengths, self.token_budget, shared=shared, padded_cap=fit)
+        else:
+            batches = pack_by_tokens(lengths, self.micro_batch_tokens(rows, grad=grad))
         padded = max((len(b) * max(lengths[i] for i in b) for b in batches), default=0)
         self._return_freed_memory_if_tight(rows, padded, grad)
         return batches
 
+    def shared_prefix(self, rows: Sequence[ScoreRow]) -> int:
+        """How many leading tokens all ``rows`` share and the policy computes once (0: none)."""
+        if not rows:
+            return 0
+        own = max(len(row.token_ids) for row in rows) + 1
+        sequences = [row.prompt_ids + row.token_ids for row in rows]
+        return self.policy.shared_prefix_length(sequences, [row.vision for row in rows], own=own)
+
     def micro_batch_tokens(self, rows: Sequence[ScoreRow], *, grad: bool = True) -> int:
-        """The padded-token budget of a micro-batch of ``rows``: ``token_budget``, or fewer where a pass
-        over that many tokens would not fit in the memory budget beside the weights and optimizer.
+        """The padded-token budget of a micro-batch of ``rows`` that shares no prefix: ``token_budget``,
+        or fewer where a pass over that many tokens would not fit in the memory budget
+        (:meth:`memory_tokens`)."""
+        fit = self.memory_tokens(rows, grad=grad)
+        return self.token_budget if fit is None else min(self.token_budget, fit)
+
+    def memory_tokens(self, rows: Sequence[ScoreRow], *, grad: bool = True) -> int | None:
+        """The most padded tokens a micro-batch of ``rows`` may hold for its pass to fit in the memory
+        budget beside the weights and optimizer (None: no memory budget). Counted as if no prefix
+        were shared, which bounds a shared one too.
 
         For a pass with gradient where even the longest row does not fit, gradient checkpointing is
         switched on (for the rest of the run); where it does not fit checkpointed either,
         :class:`~seed_rl.memory.MemoryBudgetError` says by how much."""
         if self.memory_budget is None or not rows:
-            return self.token_budget
+            return None
         plan = plan_micro_batch(
             self.memory,
             budget=self.memory_budget,
@@ -295,7 +334,7 @@ class Learner:
                 )
             print(f"gradient checkpointing on: {plan.reason}", flush=True)
             self._enable_checkpointing()
-        return min(self.token_budget, plan.tokens)
+        return plan.tokens
 
     def _return_freed_memory_if_tight(self, rows: Sequence[ScoreRow], tokens: int, grad: bool) -> None:
         """Switch glibc to returning freed activations at once (slower) only where its default

@@ -48,8 +48,8 @@ def ppo_clip_loss(
     (:func:`truncated_is_weights`).
 
     Stats: ``clip_frac`` (share of tokens where the clipped term is the larger one, i.e.
-    the gradient is cut), ``ratio_mean``, ``ratio_max``, and ``approx_kl``
-    (``mean(old_logp - logp)``).
+    the gradient is cut), ``ratio_mean``, ``ratio_max``, ``approx_kl``
+    (``mean(old_logp - logp)``), and with ``is_weights`` their mean ``is_weight_mean``.
     """
     log_ratio = logp - old_logp.detach()
     ratio = torch.exp(log_ratio)
@@ -67,6 +67,8 @@ def ppo_clip_loss(
             "ratio_max": float(ratio[on].max()) if on.any() else 1.0,
             "approx_kl": float(token_mean(-log_ratio, mask)),
         }
+        if is_weights is not None:
+            stats["is_weight_mean"] = float(token_mean(is_weights, mask))
     return loss, stats
 
 

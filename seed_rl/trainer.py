@@ -27,6 +27,7 @@ every pass over them runs on every process in step (sampling is vLLM's then).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import time
 from collections import defaultdict
@@ -39,7 +40,7 @@ import torch
 import yaml
 
 from seed_agent.agent import LLMAgent
-from seed_agent.models import load_named_policy
+from seed_agent.models import load_named_policy, native_bf16, resolve_dtype
 from seed_agent.skills import Skill, SkillLibrary, SkillResult
 from seed_envs.vector import make_vec
 from seed_rl.advantages import grpo_advantages
@@ -137,6 +138,7 @@ class Trainer:
             torch.set_num_threads(cfg.threads)
         torch.manual_seed(cfg.seed)
         self.policy = load_named_policy(cfg.model, dtype=cfg.dtype, vlm=cfg.visual, seed=cfg.seed)
+        self.policy.share_prefix = cfg.share_prefix
         self.stage1_report: dict[str, Any] | None = None
         if cfg.sft:
             from seed_rl.sft import run_stage1
@@ -153,6 +155,7 @@ class Trainer:
             weight_decay=cfg.weight_decay,
             grad_clip=cfg.grad_clip,
             token_budget=cfg.token_budget,
+            micro_batch_rows=cfg.micro_batch_rows,
             memory_budget_gb=cfg.memory_budget_gb,
             gradient_checkpointing=cfg.gradient_checkpointing,
             keep_reference=cfg.kl_coef > 0,
@@ -209,6 +212,10 @@ class Trainer:
 
     # -------------------------------------------------------------- setup
     def _resolve_config(self, cfg: TrainConfig, resume: bool) -> TrainConfig:
+        if cfg.dtype == "auto":  # the run records, and resumes with, what auto chose here
+            cfg = dataclasses.replace(cfg, dtype=resolve_dtype(cfg.dtype))
+            reason = native_bf16() or "no native bf16 here"
+            print(f"dtype=auto: {cfg.dtype} ({reason})", flush=True)
         saved = self.run_dir / "config.yaml"
         if resume:
             if not saved.is_file():
@@ -247,6 +254,13 @@ class Trainer:
         cfg = self.cfg
         differs = cfg.dtype != "float32" or cfg.rollout_engine == "vllm"
         return cfg.rescore == "always" or (cfg.rescore == "auto" and differs)
+
+    @property
+    def rescore_pass(self) -> bool:
+        """Whether re-scoring takes a pass of its own. Not where the update takes one optimizer step:
+        there each row's pass with gradient, before that step, gives its old log-probs
+        (:class:`~seed_rl.update.TrainRow` ``old_from_pass``)."""
+        return self.rescores and self.cfg.minibatches * self.cfg.epochs > 1
 
     # --------------------------------------------------------------- loop
     def run(self) -> list[dict[str, Any]]:
@@ -293,9 +307,9 @@ class Trainer:
         seconds = slowest_seconds(gather_objects(dict(timer.seconds)))
         if cfg.skills == "static-library" and u < cfg.library_updates:
             add_to_library(self.library, gathered.episodes, gathered.skills)
-        passes = 1 + int(cfg.kl_coef > 0) + int(self.rescores)
+        passes = 1 + int(cfg.kl_coef > 0) + int(self.rescore_pass)
         metrics = update_metrics(
-            gathered, stats, seconds, update=self.update_index, passes=passes, rescored=self.rescores
+            gathered, stats, seconds, update=self.update_index, passes=passes, rescored=self.rescore_pass
         )
         if self.log is not None:
             self.log.write(metrics)
@@ -410,6 +424,7 @@ class Trainer:
                         old_logp=sampler,
                         advantage=batch.advantages[e],
                         sampler_logp=sampler,
+                        old_from_pass=self.rescores and not self.rescore_pass,
                     )
                 )
                 places.append((e, s))
@@ -439,7 +454,7 @@ class Trainer:
                     progress.update(len(teacher_rows))
                 for i, lp in zip(chosen, teacher, strict=True):
                     rows[i].skill_logp = lp.float()
-        if self.rescores:
+        if self.rescore_pass:
             with timer("rescore"):
                 learner_lp = self.learner.logprobs(scores, grad=False, temperature=cfg.temperature)
                 for row, lp in zip(rows, learner_lp, strict=True):

@@ -16,6 +16,13 @@ it is skipped (its tokens still count in the GRPO mean, so the loss is unchanged
 Where old log-probs come straight from the sampler (fp32, same weights), the first
 mini-batch's pass is also a free check that they are exact: its largest difference from
 the sampled log-probs is reported as ``sampler_gap_max``.
+
+Where the sampler differs from the learner (bf16, vLLM), the old log-probs must be the
+learner's. When every row is trained in the update's only optimizer step (one mini-batch,
+one epoch), they are exactly the values of that step's own pass, before it: a row marked
+``old_from_pass`` takes ``sg(log pi(a|h))`` from its pass with gradient as its old log-prob
+(so the PPO ratio is 1, and the truncated importance weight ``min(pi/mu, C)`` corrects for the
+sampler ``mu``), and no separate re-scoring pass is needed.
 """
 
 from __future__ import annotations
@@ -41,6 +48,9 @@ class TrainRow:
     sampler_logp: torch.Tensor | None = None
     ref_logp: torch.Tensor | None = None
     skill_logp: torch.Tensor | None = None
+    #: ``old_logp`` is the sampler's, to be replaced by the learner's own from this row's pass
+    #: with gradient (only valid where that pass comes before the update's one optimizer step).
+    old_from_pass: bool = False
 
     @property
     def tokens(self) -> int:
@@ -81,6 +91,11 @@ def optimize(
     on_micro_batch: Callable[[], None] | None = None,
 ) -> dict[str, float]:
     """Run the update; returns the mean of each loss and statistic over optimizer steps."""
+    if minibatches * epochs > 1 and any(r.old_from_pass for r in rows):
+        raise ValueError(
+            "rows marked old_from_pass need the update to take one optimizer step (minibatches=1, "
+            f"epochs=1), not minibatches={minibatches}, epochs={epochs}: re-score their old log-probs first"
+        )
     rng = rng or np.random.default_rng(0)
     by_episode: dict[int, list[int]] = defaultdict(list)
     for i, row in enumerate(rows):
@@ -97,7 +112,7 @@ def optimize(
             for key, value in stats.items():
                 totals[key].append(value)
     out = {key: float(np.mean(values)) for key, values in totals.items()}
-    if gaps and not settings.correct_sampler:
+    if gaps and (not settings.correct_sampler or any(r.old_from_pass for r in rows)):
         every = torch.cat(gaps)
         out["sampler_gap_max"] = float(every.max())
         out["sampler_gap_mean"] = float(every.mean())
@@ -157,6 +172,9 @@ def _micro_loss(
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """This micro-batch's share of the mini-batch loss, and its weighted statistics."""
     logp = torch.cat(logps)
+    for row, lp in zip(micro, logps, strict=True):
+        if row.old_from_pass:
+            row.old_logp = lp.detach().float()
     old = torch.cat([r.old_logp for r in micro]).to(logp.dtype)
     adv = torch.cat([torch.full((r.tokens,), float(r.advantage)) for r in micro]).to(logp.dtype)
     ones = torch.ones_like(logp)

@@ -27,6 +27,16 @@ def test_pack_by_tokens_bounds_padded_size_and_keeps_every_row():
         pack_by_tokens(lengths, 0)
 
 
+def test_pack_by_tokens_counts_a_shared_prefix_once_and_keeps_the_padded_cap():
+    lengths = [100, 100, 100, 100, 90]  # every row starts with the same 80 tokens
+    # cost of n rows, the longest L: 80 + n * (L - 80); by hand, all five: 80 + 5 * 20 = 180
+    assert pack_by_tokens(lengths, budget=180, shared=80) == [[0, 1, 2, 3, 4]]
+    assert pack_by_tokens(lengths, budget=179, shared=80) == [[0, 1, 2, 3], [4]]  # 80 + 4 * 20 = 160
+    assert pack_by_tokens(lengths, budget=180) == [[0], [1], [2], [3], [4]]  # unshared: 100 per row
+    # a padded cap (the memory budget) still bounds rows * longest: 3 * 100 = 300
+    assert pack_by_tokens(lengths, budget=180, shared=80, padded_cap=300) == [[0, 1, 2], [3, 4]]
+
+
 def test_minibatches_hold_whole_trajectories():
     chunks = minibatch_episodes([0, 0, 1, 2, 2, 2, 3], 2, np.random.default_rng(0))
     assert sorted(e for c in chunks for e in c) == [0, 1, 2, 3] and len(chunks) == 2
@@ -54,6 +64,7 @@ class Captured:
 @pytest.fixture(scope="module")
 def learner():
     policy = tiny_random_policy(seed=3)
+    torch.manual_seed(0)  # peft draws lora_A from the global generator: the same adapters every run
     learner = Learner(policy, finetune="lora", lr=0.0, token_budget=10**6)
     # give the adapters non-zero weights, so the LoRA model differs from its reference
     with torch.no_grad():
@@ -239,6 +250,62 @@ def test_a_shared_prompt_prefix_changes_neither_logprobs_nor_gradients(learner):
     assert_same(g_on, g_off)
 
 
+def test_rows_sharing_a_prefix_pack_into_fewer_micro_batches_with_the_same_gradient(learner):
+    prefix = torch.randint(5, 500, (60,), generator=torch.Generator().manual_seed(12)).tolist()
+    rows = make_rows(learner, n=6, seed=13)
+    for r in rows:
+        r.score = ScoreRow(prefix + r.score.prompt_ids, r.score.token_ids)
+        with torch.no_grad():
+            r.old_logp = r.sampler_logp = learner.logprobs([r.score], grad=False)[0]
+            r.ref_logp = learner.logprobs([r.score], grad=False, reference=True)[0]
+    longest = max(r.score.length for r in rows)
+    budget = 60 + len(rows) * (longest - 60)  # room for all when the prefix counts once, not otherwise
+    assert learner.shared_prefix([r.score for r in rows]) >= 60
+    counts, got = {}, {}
+    for share in (False, True):
+        learner.policy.share_prefix = share
+        got[share], _ = grads(learner, rows, SETTINGS, budget=budget)
+        learner.token_budget = budget
+        counts[share] = len(learner.micro_batches([r.score for r in rows]))
+        learner.token_budget = 10**6
+    assert counts[True] == 1 < counts[False]
+    assert_same(got[True], got[False])
+
+
+def test_fixed_rows_per_micro_batch_is_the_naive_split(learner):
+    rows = [r.score for r in make_rows(learner, n=5, seed=14)]
+    learner.micro_batch_rows = 2
+    try:
+        assert learner.micro_batches(rows) == [[0, 1], [2, 3], [4]]
+    finally:
+        learner.micro_batch_rows = 0
+
+
+def test_old_logprobs_from_the_pass_itself_equal_a_separate_rescore(learner):
+    """One optimizer step: each row's pass with gradient, before the step, is the learner's old
+    log-prob. The loss, statistics and gradient equal those of a separate re-scoring pass, and the
+    importance weights correct for the sampler."""
+    settings = LossSettings(kl_coef=0.05, lambda_opd=0.3, correct_sampler=True)
+    rescored = make_rows(learner, seed=15)
+    noise = torch.Generator().manual_seed(16)
+    for r in rescored:  # a sampler that differs from the learner by up to 0.3 per token
+        r.sampler_logp = r.old_logp + 0.3 * (torch.rand(r.tokens, generator=noise) * 2 - 1)
+    deferred = [
+        TrainRow(r.episode, r.score, r.sampler_logp.clone(), r.advantage, r.sampler_logp, r.ref_logp, r.skill_logp, True)
+        for r in rescored
+    ]
+    got_rescored, stats_rescored = grads(learner, rescored, settings, budget=10**6)
+    got_deferred, stats_deferred = grads(learner, deferred, settings, budget=10**6)
+    assert_same(got_rescored, got_deferred)
+    for key in ("loss", "grpo_loss", "kl", "opd_loss", "is_weight_mean"):
+        assert stats_deferred[key] == pytest.approx(stats_rescored[key], rel=1e-5, abs=1e-7), key
+    assert stats_deferred["sampler_gap_max"] == pytest.approx(0.3, abs=0.05)  # measured from the pass
+    for a, b in zip(deferred, rescored, strict=True):
+        assert float((a.old_logp - b.old_logp).abs().max()) < 1e-5  # the learner's, after the pass
+    with pytest.raises(ValueError, match="one optimizer step"):
+        optimize(learner, deferred, settings, minibatches=2)
+
+
 def test_gradient_checkpointing_gives_the_same_gradient():
     torch.manual_seed(0)  # peft draws the LoRA A matrices from torch's global generator
     plain = Learner(tiny_random_policy(seed=5), finetune="lora", lr=0.0)
@@ -262,6 +329,26 @@ def test_bfloat16_base_weights_keep_fp32_adapters_and_fp32_logprobs():
     assert {p.dtype for p in learner.trainable} == {torch.float32}
     rows = make_rows(learner, n=2, seed=8)
     assert all(lp.dtype == torch.float32 for lp in learner.logprobs([r.score for r in rows], grad=False))
+    # the LM head gets a contiguous input (one matmul, not a batched one over copies of its weight)
+    seen = []
+    hook = learner.model.get_output_embeddings().register_forward_pre_hook(
+        lambda module, args: seen.append(args[0].is_contiguous())
+    )
+    learner.logprobs([r.score for r in rows], grad=False)
+    hook.remove()
+    assert seen and all(seen)
+
+
+def test_dtype_auto_is_bfloat16_only_where_the_hardware_has_it(monkeypatch):
+    import seed_agent.models as models
+
+    monkeypatch.setattr(models, "native_bf16", lambda: "a CPU with AVX512-BF16")
+    assert models.resolve_dtype("auto") == "bfloat16"
+    monkeypatch.setattr(models, "native_bf16", lambda: "")
+    assert models.resolve_dtype("auto") == "float32"
+    assert models.resolve_dtype("bfloat16") == "bfloat16"
+    with pytest.raises(ValueError, match="allowed: auto, float32, bfloat16"):
+        models.resolve_dtype("fp8")
 
 
 def test_lora_layers_puts_adapters_in_the_top_layers_only():
