@@ -283,8 +283,11 @@ class Learner:
             return [list(range(start, min(start + n, len(rows)))) for start in range(0, len(rows), n)]
         lengths = [row.length for row in rows]
         shared = self.shared_prefix(rows)
-        if shared:
+        if shared:  # many rows fit the token budget: bound their padded size by memory, with
+            # room for glibc's slack where there is (the faster allocator setting then stays)
             fit = self.memory_tokens(rows, grad=grad)
+            if fit is not None and not self.returning_freed_memory:
+                fit = min(fit, max(self._tokens_within_slack(rows, grad), max(lengths)))
             batches = pack_by_tokens(lengths, self.token_budget, shared=shared, padded_cap=fit)
         else:
             batches = pack_by_tokens(lengths, self.micro_batch_tokens(rows, grad=grad))
@@ -342,13 +345,19 @@ class Learner:
         tokens) would overflow the budget; a budget with room keeps the faster default."""
         if self.returning_freed_memory or self.memory_budget is None or not rows:
             return
+        if tokens > self._tokens_within_slack(rows, grad) and return_freed_memory_to_os():
+            self.returning_freed_memory = True
+            print("memory budget: freed activations now go back to the OS at once (slower, smaller peak)", flush=True)
+
+    def _tokens_within_slack(self, rows: Sequence[ScoreRow], grad: bool) -> int:
+        """Padded tokens of a micro-batch of ``rows`` that fit in the memory budget with glibc's
+        default slack on top (so the faster allocator setting can stay)."""
+        assert self.memory_budget is not None
         mode = "no_grad" if not grad else "checkpointed" if self.gradient_checkpointing else "grad"
         free = (self.memory_budget - self.static_bytes) / GLIBC_SLACK[mode]
         longest = max(row.length for row in rows)
         kept_share = max((len(row.token_ids) + 1) / max(1, row.length) for row in rows)
-        if tokens > self.memory.tokens_that_fit(free, longest, kept_share, mode) and return_freed_memory_to_os():
-            self.returning_freed_memory = True
-            print("memory budget: freed activations now go back to the OS at once (slower, smaller peak)", flush=True)
+        return self.memory.tokens_that_fit(free, longest, kept_share, mode)
 
     @contextlib.contextmanager
     def _scoring_model(self, reference: bool) -> Iterator[TransformersPolicy]:
