@@ -14,7 +14,8 @@
 Model: SmolLM2-135M if fetched (``seed models fetch smollm2``), else the tiny random model.
 Writes ``runs/bench_train.json``.
 
-    python scripts/bench_train.py [--config demo] [--tasks 4] [--group 4] [--max-steps 15] [--sections naive,seed,sampling]
+    python scripts/bench_train.py [--config demo] [--tasks 4] [--group 4] [--max-steps 15]
+        [--sections naive,seed,sampling]
 """
 
 from __future__ import annotations
@@ -153,10 +154,8 @@ def seed_against_grpo(trainer: Trainer, episodes: list[Episode], rollout: float,
     table = []
     for name, phases in variants.items():
         total = rollout + sum(phases.values())
-        table.append(
-            [name, f"{rollout:.1f}", *[f"{phases.get(p, 0.0):.1f}" for p in PHASES], f"{total:.1f}"]
-            + [f"{total / grpo_total:.2f}x"]
-        )
+        seconds = [f"{phases.get(p, 0.0):.1f}" for p in PHASES]
+        table.append([name, f"{rollout:.1f}", *seconds, f"{total:.1f}", f"{total / grpo_total:.2f}x"])
     print(markdown_table(["update", "rollout", *PHASES, "total s", "vs grpo"], table))
     return {
         "variants": {name: {"rollout": rollout, **phases} for name, phases in variants.items()},

@@ -40,7 +40,7 @@ import torch
 import yaml
 
 from seed_agent.agent import LLMAgent
-from seed_agent.models import load_named_policy, native_bf16, resolve_dtype
+from seed_agent.models import load_named_policy, resolve_dtype
 from seed_agent.skills import Skill, SkillLibrary, SkillResult
 from seed_envs.vector import make_vec
 from seed_rl.advantages import grpo_advantages
@@ -214,8 +214,8 @@ class Trainer:
     def _resolve_config(self, cfg: TrainConfig, resume: bool) -> TrainConfig:
         if cfg.dtype == "auto":  # the run records, and resumes with, what auto chose here
             cfg = dataclasses.replace(cfg, dtype=resolve_dtype(cfg.dtype))
-            reason = native_bf16() or "no native bf16 here"
-            print(f"dtype=auto: {cfg.dtype} ({reason})", flush=True)
+            native = "this machine computes bf16 natively" if cfg.dtype == "bfloat16" else "no native bf16 here"
+            print(f"dtype=auto: {cfg.dtype} ({native})", flush=True)
         saved = self.run_dir / "config.yaml"
         if resume:
             if not saved.is_file():

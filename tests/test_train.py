@@ -235,3 +235,34 @@ def test_every_shipped_config_loads():
     for name in names:
         cfg = load_config(name)
         assert cfg.algo in name or name == "demo"  # demo: the base of `seed compare`, every arm sets algo
+
+
+def test_bf16_one_step_updates_take_old_logprobs_from_their_own_pass(tmp_path):
+    """bf16 weights sample with a small gap to the learner's pass: old log-probs are the learner's,
+    with truncated importance weights. With one optimizer step per update they come from the pass
+    with gradient itself (no re-scoring phase); with two mini-batches a re-scoring pass runs first."""
+    one_step = train(config(tmp_path, "dtype=bfloat16", "updates=1", "group_size=4", name="one"))[0]
+    assert one_step["seconds_rescore"] == 0.0
+    assert one_step["rows_trained"] > 0  # (tied groups train nothing, and would measure no gap)
+    assert 0.0 < one_step["sampler_gap_max"] < 1.0 and one_step["ratio_mean"] == pytest.approx(1.0)
+    assert 0.0 < one_step["is_weight_mean"] <= 2.0
+    two_steps = train(config(tmp_path, "dtype=bfloat16", "updates=1", "minibatches=2", name="two"))[0]
+    assert two_steps["seconds_rescore"] > 0.0 and "sampler_gap_max" in two_steps
+
+
+def test_the_naive_path_and_dtype_auto_are_reachable_by_config(tmp_path, monkeypatch):
+    import yaml
+
+    import seed_agent.models as models
+
+    monkeypatch.setattr(models, "native_bf16", lambda: "")  # a machine without native bf16
+    trainer = Trainer(config(tmp_path, "share_prefix=false", "micro_batch_rows=2", "dtype=auto"))
+    try:
+        assert not trainer.policy.share_prefix and trainer.learner.micro_batch_rows == 2
+        assert trainer.cfg.dtype == "float32"  # what auto chose here, and what the run records
+        assert yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())["dtype"] == "float32"
+        assert next(trainer.policy.model.parameters()).dtype == torch.float32
+    finally:
+        trainer.close()
+    with pytest.raises(ConfigError, match="micro_batch_rows"):
+        config(tmp_path, "micro_batch_rows=-1")

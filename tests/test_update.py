@@ -291,9 +291,11 @@ def test_old_logprobs_from_the_pass_itself_equal_a_separate_rescore(learner):
     for r in rescored:  # a sampler that differs from the learner by up to 0.3 per token
         r.sampler_logp = r.old_logp + 0.3 * (torch.rand(r.tokens, generator=noise) * 2 - 1)
     deferred = [
-        TrainRow(r.episode, r.score, r.sampler_logp.clone(), r.advantage, r.sampler_logp, r.ref_logp, r.skill_logp, True)
+        TrainRow(r.episode, r.score, r.sampler_logp.clone(), r.advantage, r.sampler_logp, r.ref_logp, r.skill_logp)
         for r in rescored
     ]
+    for r in deferred:
+        r.old_from_pass = True
     got_rescored, stats_rescored = grads(learner, rescored, settings, budget=10**6)
     got_deferred, stats_deferred = grads(learner, deferred, settings, budget=10**6)
     assert_same(got_rescored, got_deferred)
