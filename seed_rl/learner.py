@@ -127,8 +127,8 @@ class Learner:
             raise ValueError(f"finetune must be one of {FINETUNE_MODES}, got {finetune!r}")
         self.finetune = finetune
         self.token_budget = int(token_budget)
-        #: > 0: micro-batches of exactly this many rows, whatever their length (the naive path
-        #: ``scripts/bench_train.py`` times); 0: bounded by tokens and memory.
+        #: > 0: micro-batches of exactly this many rows, whatever their length or the memory budget
+        #: (the naive path ``scripts/bench_train.py`` times); 0: bounded by tokens and memory.
         self.micro_batch_rows = int(micro_batch_rows)
         #: Bytes for the weights, the optimizer state and one micro-batch's pass; None: no limit
         #: but ``token_budget``.
@@ -193,8 +193,9 @@ class Learner:
             )
         #: Whether glibc now returns freed activations at once (switched on where memory is tight).
         self.returning_freed_memory = False
-        if self.memory_budget is not None:  # a budget tighter than token_budget: from the start,
-            # so that the rollout's freed memory goes back too
+        # a budget tighter than token_budget: from the start, so that the rollout's freed memory goes
+        # back too (not for fixed-row micro-batches, which the memory budget does not size)
+        if self.memory_budget is not None and not self.micro_batch_rows:
             seq = max(1, min(self.token_budget, self.context_length))
             probe = [ScoreRow(list(range(seq - 1)), [0])]
             self._return_freed_memory_if_tight(probe, self.token_budget, grad=True)
