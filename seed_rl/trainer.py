@@ -308,9 +308,7 @@ class Trainer:
         if cfg.skills == "static-library" and u < cfg.library_updates:
             add_to_library(self.library, gathered.episodes, gathered.skills)
         passes = 1 + int(cfg.kl_coef > 0) + int(self.rescore_pass)
-        metrics = update_metrics(
-            gathered, stats, seconds, update=self.update_index, passes=passes, rescored=self.rescore_pass
-        )
+        metrics = update_metrics(gathered, stats, seconds, update=self.update_index, passes=passes)
         if self.log is not None:
             self.log.write(metrics)
             self._log_skills(gathered)
@@ -458,7 +456,7 @@ class Trainer:
             with timer("rescore"):
                 learner_lp = self.learner.logprobs(scores, grad=False, temperature=cfg.temperature)
                 for row, lp in zip(rows, learner_lp, strict=True):
-                    row.old_logp = lp.float()
+                    row.old_logp, row.old_is_learners = lp.float(), True
         if cfg.kl_coef > 0:
             with timer("reference"):
                 ref = self.learner.logprobs(scores, grad=False, temperature=cfg.temperature, reference=True)

@@ -51,6 +51,8 @@ class TrainRow:
     #: ``old_logp`` is the sampler's, to be replaced by the learner's own from this row's pass
     #: with gradient (only valid where that pass comes before the update's one optimizer step).
     old_from_pass: bool = False
+    #: ``old_logp`` holds the learner's log-probs (re-scored, or from the pass), not the sampler's.
+    old_is_learners: bool = False
 
     @property
     def tokens(self) -> int:
@@ -174,7 +176,7 @@ def _micro_loss(
     logp = torch.cat(logps)
     for row, lp in zip(micro, logps, strict=True):
         if row.old_from_pass:
-            row.old_logp = lp.detach().float()
+            row.old_logp, row.old_is_learners = lp.detach().float(), True
     old = torch.cat([r.old_logp for r in micro]).to(logp.dtype)
     adv = torch.cat([torch.full((r.tokens,), float(r.advantage)) for r in micro]).to(logp.dtype)
     ones = torch.ones_like(logp)

@@ -79,11 +79,10 @@ def update_metrics(
     *,
     update: int,
     passes: int,
-    rescored: bool,
 ) -> dict[str, Any]:
     """The metrics line of one update: outcomes, token counts (``passes``: the scoring passes per
-    train token), the optimizer's ``stats``, skill quality, the sampler gap (``rescored``), and the
-    seconds per phase."""
+    train token), the optimizer's ``stats``, skill quality, the sampler gap (where the learner's old
+    log-probs replaced the sampler's), and the seconds per phase."""
     episodes, rows = batch.episodes, [r for e in batch.episodes for r in e.rows]
     groups: dict[int, list[float]] = defaultdict(list)
     for episode, reward in zip(episodes, batch.rewards, strict=True):
@@ -113,8 +112,9 @@ def update_metrics(
         out["tokens_generated_analyzer"] = batch.skill_report.generated_tokens
         with_skill = sum(isinstance(s, Skill) for s in batch.skills)
         out["opd_trajectories"] = with_skill / max(len(episodes), 1)
-    if rescored:  # the sampler's log-probs against the learner's re-score, before the update
-        diffs = [(r.sampler_logp - r.old_logp).abs() for r in batch.rows if r.tokens]
+    learners = [r for r in batch.rows if r.tokens and r.old_is_learners and r.sampler_logp is not None]
+    if learners:  # the sampler's log-probs against the learner's, before the update (every process's rows)
+        diffs = [(r.sampler_logp - r.old_logp).abs() for r in learners]
         out["sampler_gap_max"] = max((float(d.max()) for d in diffs), default=math.nan)
         out["sampler_gap_mean"] = float(torch.cat(diffs).mean()) if diffs else math.nan
     for phase in ("rollout", "analysis", "teacher", "rescore", "reference", "update", "sync"):
