@@ -160,7 +160,7 @@ def _minibatch_step(
     grad_norm = learner.step()
     out = sum_dicts_over_processes(sums)
     active_share = n_active / n_tokens if n_tokens else 0.0
-    for key in ("clip_frac", "ratio_mean", "approx_kl"):  # over the rows trained, not the skipped ones
+    for key in ("clip_frac", "ratio_mean", "approx_kl", "is_weight_mean"):  # over the rows trained, not the skipped
         if key in out and active_share > 0:
             out[key] /= active_share
     out["grad_norm"] = grad_norm

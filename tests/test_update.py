@@ -308,6 +308,23 @@ def test_old_logprobs_from_the_pass_itself_equal_a_separate_rescore(learner):
         optimize(learner, deferred, settings, minibatches=2)
 
 
+def test_the_mean_importance_weight_runs_over_the_rows_trained(learner):
+    """Skipped rows (advantage 0, no KL, no skill) take no importance weight: the logged mean is the
+    token mean of ``min(exp(old - sampler), cap)`` over the trained rows, by hand."""
+    from seed_rl.losses import truncated_is_weights
+
+    settings = LossSettings(kl_coef=0.0, lambda_opd=0.0, correct_sampler=True)
+    rows = make_rows(learner, n=6, seed=17, with_skill=False)
+    noise = torch.Generator().manual_seed(18)
+    for r in rows:
+        r.sampler_logp = r.old_logp + 0.4 * (torch.rand(r.tokens, generator=noise) * 2 - 1)
+    trained = [r for r in rows if r.advantage != 0]
+    assert 0 < len(trained) < len(rows)
+    weights = torch.cat([truncated_is_weights(r.old_logp, r.sampler_logp, settings.is_cap) for r in trained])
+    _, stats = grads(learner, rows, settings, budget=10**6)
+    assert stats["is_weight_mean"] == pytest.approx(float(weights.mean()), rel=1e-5)
+
+
 def test_gradient_checkpointing_gives_the_same_gradient():
     torch.manual_seed(0)  # peft draws the LoRA A matrices from torch's global generator
     plain = Learner(tiny_random_policy(seed=5), finetune="lora", lr=0.0)
