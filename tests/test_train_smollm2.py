@@ -27,7 +27,13 @@ def test_a_grpo_update_on_smollm2_learns_from_groups_that_differ(fetched, tmp_pa
         f"\nsmollm2 GRPO update: {m['seconds_total']:.0f} s, signal {m['groups_with_signal']:.2f}, "
         f"success {m['success']:.2f}, invalid {m['invalid_rate']:.2f}"
     )
-    assert m["sampler_gap_max"] < 1e-3  # fp32: the sampled log-probs are the learner's
+    import yaml
+
+    dtype = yaml.safe_load((tmp_path / "g" / "config.yaml").read_text())["dtype"]  # what demo's auto chose
+    if dtype == "float32":
+        assert m["sampler_gap_max"] < 1e-3  # the sampled log-probs are the learner's own
+    elif m["rows_trained"]:  # bf16: other kernels and layouts; old log-probs come from the pass itself
+        assert m["seconds_rescore"] == 0.0 and 0.0 < m["sampler_gap_max"] < 1.0 and m["ratio_mean"] == pytest.approx(1.0)
     if m["groups_with_signal"] > 0:
         assert m["grad_norm"] > 0 and m["rows_trained"] > 0
 
