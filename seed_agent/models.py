@@ -217,7 +217,8 @@ def resolve_dtype(dtype: str) -> str:
     """``auto``: ``bfloat16`` where :func:`native_bf16`, else ``float32``; other names unchanged.
 
     Measured on SmolLM2-135M with 2 CPU cores that have AVX512-BF16: bf16 scored 1.9x and trained
-    1.6x faster than fp32; on 2 cores without it, bf16 was 2.4-3x slower (``scripts/bench_train.py``).
+    1.6x faster than fp32; on 2 cores without it, bf16 was 2.4-3x slower (``seed_rl/README.md``,
+    "Training speed on CPU").
     """
     if dtype not in DTYPES:
         raise ValueError(f"dtype={dtype!r} is not allowed; allowed: {', '.join(DTYPES)}")

@@ -33,7 +33,8 @@ def test_a_grpo_update_on_smollm2_learns_from_groups_that_differ(fetched, tmp_pa
     if dtype == "float32":
         assert m["sampler_gap_max"] < 1e-3  # the sampled log-probs are the learner's own
     elif m["rows_trained"]:  # bf16: other kernels and layouts; old log-probs come from the pass itself
-        assert m["seconds_rescore"] == 0.0 and 0.0 < m["sampler_gap_max"] < 1.0 and m["ratio_mean"] == pytest.approx(1.0)
+        assert m["seconds_rescore"] == 0.0 and 0.0 < m["sampler_gap_max"] < 1.0
+        assert m["ratio_mean"] == pytest.approx(1.0)
     if m["groups_with_signal"] > 0:
         assert m["grad_norm"] > 0 and m["rows_trained"] > 0
 
