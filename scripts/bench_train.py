@@ -34,12 +34,11 @@ from seed_agent.models import is_fetched
 from seed_agent.policies.base import SamplingParams
 from seed_agent.skills import Skill
 from seed_agent.skills.annotate import annotate
-from seed_rl.advantages import grpo_advantages
 from seed_rl.config import load_config
 from seed_rl.memory import peak_rss_bytes, reset_peak_rss
 from seed_rl.rollout import Episode
 from seed_rl.tables import markdown_table
-from seed_rl.trainer import PhaseTimer, Trainer, outcome_reward
+from seed_rl.trainer import PhaseTimer, Trainer, grpo_batch
 from seed_rl.update import optimize
 from seed_rl.update_batch import UpdateBatch
 
@@ -65,12 +64,6 @@ def timed_update(trainer: Trainer, batch: UpdateBatch, start_state: tuple | None
 
 def median_phases(runs: list[dict[str, float]]) -> dict[str, float]:
     return {phase: statistics.median(run.get(phase, 0.0) for run in runs) for phase in {p for r in runs for p in r}}
-
-
-def grpo_batch(episodes: list[Episode], cfg) -> UpdateBatch:
-    rewards = [outcome_reward(e, cfg.reward) for e in episodes]
-    advantages = grpo_advantages(rewards, [e.group for e in episodes], normalize_std=cfg.normalize_std).tolist()
-    return UpdateBatch(episodes, rewards, advantages)
 
 
 def timed_rollout(trainer: Trainer) -> tuple[list[Episode], float]:

@@ -119,6 +119,13 @@ def outcome_reward(episode: Episode, kind: str) -> float:
     return episode.score + penalties
 
 
+def grpo_batch(episodes: list[Episode], cfg: TrainConfig) -> UpdateBatch:
+    """The update batch of a rollout: each episode's outcome reward and its GRPO advantage."""
+    rewards = [outcome_reward(e, cfg.reward) for e in episodes]
+    advantages = grpo_advantages(rewards, [e.group for e in episodes], normalize_std=cfg.normalize_std).tolist()
+    return UpdateBatch(episodes, rewards, advantages)
+
+
 class Trainer:
     """A training run in ``cfg.run_dir``: ``Trainer(cfg).run()`` trains, ``run(resume=True)`` continues."""
 
@@ -280,9 +287,7 @@ class Trainer:
         timer = PhaseTimer()
         with timer("rollout"):
             episodes = self.rollout(u)
-        rewards = [outcome_reward(e, cfg.reward) for e in episodes]
-        advantages = grpo_advantages(rewards, [e.group for e in episodes], normalize_std=cfg.normalize_std).tolist()
-        batch = UpdateBatch(episodes, rewards, advantages)
+        batch = grpo_batch(episodes, cfg)
         if cfg.algo == "seed":
             with timer("analysis"):
                 batch.skills, batch.skill_report = self.analyze(episodes, u)
