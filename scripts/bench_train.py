@@ -4,7 +4,7 @@
    path, each with its own rollout (same tasks, same seed), and both updates trained on the same
    batch (the default path's rollout). The naive path is what a new user would first write: fp32
    weights, no shared prefix in sampling or scoring, two rows per micro-batch, LoRA in every layer
-   (:data:`NAIVE`). Seconds per phase, peak RSS of each path, and the ratio.
+   (so no pass can start from the sampler's states below the trained layers) (:data:`NAIVE`). Seconds per phase, peak RSS of each path, and the ratio.
 2. **SEED against GRPO** (``seed``): from the default path's rollout, the GRPO update and the SEED
    update (analysis, teacher pass, update) from the same starting weights. SEED is timed as it
    runs (only parsed skills get a teacher pass) and with every episode given a skill (the scripted
@@ -44,8 +44,8 @@ from seed_rl.update_batch import UpdateBatch
 
 PHASES = ("analysis", "teacher", "rescore", "reference", "update")
 #: The naive path (every key reachable by config): fp32, no shared prefix, 2 rows per micro-batch,
-#: LoRA in every layer.
-NAIVE = ["dtype=float32", "share_prefix=false", "micro_batch_rows=2", "lora_layers=0"]
+#: LoRA in every layer, every pass from the first layer.
+NAIVE = ["dtype=float32", "share_prefix=false", "micro_batch_rows=2", "lora_layers=0", "reuse_frozen_states=false"]
 SECTIONS = ("naive", "seed", "sampling")
 
 

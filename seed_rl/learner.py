@@ -28,6 +28,7 @@ import torch
 
 from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import PromptImages
+from seed_agent.policies.frozen_states import FrozenStates
 from seed_agent.policies.hf import TransformersPolicy
 from seed_rl.distributed import max_over_processes, sum_gradients, whole
 from seed_rl.memory import (
@@ -52,6 +53,9 @@ class ScoreRow:
     prompt_ids: list[int]
     token_ids: list[int]
     vision: dict[str, torch.Tensor] = field(default_factory=dict)
+    #: The sampler's hidden states below the first trained layer (``Completion.frozen_states``):
+    #: passes over this row may start there.
+    states: FrozenStates | None = None
 
     @property
     def length(self) -> int:
@@ -122,6 +126,7 @@ class Learner:
         gradient_checkpointing: bool = False,
         keep_reference: bool = True,
         fsdp: bool = False,
+        reuse_frozen_states: bool = True,
     ) -> None:
         if finetune not in FINETUNE_MODES:
             raise ValueError(f"finetune must be one of {FINETUNE_MODES}, got {finetune!r}")
@@ -143,8 +148,7 @@ class Learner:
             settings = lora or LoraSettings()
             only_top: dict[str, Any] = {}
             if settings.layers > 0:
-                text_config = getattr(model.config, "text_config", None) or model.config
-                total = int(text_config.num_hidden_layers)
+                total = total_layers(model)
                 only_top = {
                     "layers_to_transform": list(range(max(0, total - settings.layers), total)),
                     "layers_pattern": "layers",
@@ -158,6 +162,8 @@ class Learner:
                 **only_top,
             )
             self.peft_model = get_peft_model(model, config)  # injects the adapters into `model` itself
+            if reuse_frozen_states and 0 < settings.layers < total_layers(model) and not fsdp:
+                policy.frozen_layers = total_layers(model) - settings.layers
             training = Training.lora(shape, settings.targets, settings.rank, settings.layers)
         else:
             self.peft_model = None
@@ -246,6 +252,7 @@ class Learner:
                     [rows[i].token_ids for i in batch],
                     [rows[i].vision for i in batch],
                     temperature,
+                    states=[rows[i].states for i in batch],
                 )
                 for i, lp in zip(batch, scored, strict=True):
                     out[i] = lp if grad else lp.detach()
@@ -459,3 +466,9 @@ def _dtype_bytes(model: Any) -> int:
 def _weight_bytes(model: Any) -> int:
     tensors = [*model.parameters(), *model.buffers()]
     return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def total_layers(model: Any) -> int:
+    """The decoder layers of ``model`` (of its text model, for a vision-language model)."""
+    config = getattr(model.config, "text_config", None) or model.config
+    return int(config.num_hidden_layers)

@@ -73,6 +73,9 @@ class StepRow:
     expert_action: str | None = None
     #: The reply had the right form (LLM agents; None for scripted agents).
     well_formed: bool | None = None
+    #: The sampler's hidden states below the first trained layer (``Completion.frozen_states``),
+    #: kept until the update has trained on this step.
+    frozen_states: Any = field(default=None, repr=False, compare=False)
 
     @property
     def valid(self) -> bool:
@@ -278,4 +281,5 @@ def _row(
         error=error,
         expert_action=expert_action,
         well_formed=parsed.well_formed if parsed is not None else None,
+        frozen_states=completion.frozen_states if completion is not None else None,
     )

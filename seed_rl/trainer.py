@@ -126,6 +126,21 @@ def grpo_batch(episodes: list[Episode], cfg: TrainConfig) -> UpdateBatch:
     return UpdateBatch(episodes, rewards, advantages)
 
 
+def reusable_states(step: Any, ids: list[int]) -> Any:
+    """The sampler's hidden states of ``step`` where its row is scored with the ids it sampled from."""
+    states = getattr(step, "frozen_states", None)
+    return states if states is not None and ids == step.prompt_ids else None
+
+
+def drop_frozen_states(batch: UpdateBatch) -> None:
+    """Free the sampler's hidden states once the update no longer needs them."""
+    for episode in batch.episodes:
+        for step in episode.rows:
+            step.frozen_states = None
+    for row in batch.rows:
+        row.score.states = None
+
+
 class Trainer:
     """A training run in ``cfg.run_dir``: ``Trainer(cfg).run()`` trains, ``run(resume=True)`` continues."""
 
@@ -167,6 +182,7 @@ class Trainer:
             gradient_checkpointing=cfg.gradient_checkpointing,
             keep_reference=cfg.kl_coef > 0,
             fsdp=cfg.fsdp and self.world_size > 1,
+            reuse_frozen_states=cfg.reuse_frozen_states,
         )
         if not self.learner.fsdp:  # (sharded weights are cut from the same start on every process)
             broadcast_parameters(self.learner.trainable)  # every process starts from the main one's adapters
@@ -304,6 +320,7 @@ class Trainer:
                     rng=np.random.default_rng([cfg.seed, u, 1]),
                     on_micro_batch=lambda: progress.update(1),
                 )
+        drop_frozen_states(batch)
         self.update_index += 1
         if self.engine is not None:
             with timer("sync"):
@@ -423,7 +440,7 @@ class Trainer:
                 rows.append(
                     TrainRow(
                         episode=e,
-                        score=ScoreRow(ids, list(row.token_ids), vision),
+                        score=ScoreRow(ids, list(row.token_ids), vision, states=reusable_states(row, ids)),
                         old_logp=sampler,
                         advantage=batch.advantages[e],
                         sampler_logp=sampler,

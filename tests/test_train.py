@@ -266,3 +266,22 @@ def test_the_naive_path_and_dtype_auto_are_reachable_by_config(tmp_path, monkeyp
         trainer.close()
     with pytest.raises(ConfigError, match="micro_batch_rows"):
         config(tmp_path, "micro_batch_rows=-1")
+
+
+def test_training_from_the_samplers_frozen_states_gives_the_full_passes_update(tmp_path):
+    """LoRA in the top layer only: the update reuses the sampler's states below it, and in fp32
+    its losses and statistics are the full pass's to float error; the states are freed after."""
+    trainer = Trainer(config(tmp_path, "lora_layers=1", "group_size=4", name="reuse"))
+    try:
+        assert trainer.policy.frozen_layers == 1
+        reused = trainer.update()
+        episodes = trainer.rollout(0)  # (update() frees the states it used)
+        assert all(row.frozen_states is not None for e in episodes for row in e.rows if row.token_ids)
+    finally:
+        trainer.close()
+    full = train(
+        config(tmp_path, "lora_layers=1", "group_size=4", "reuse_frozen_states=false", "updates=1", name="full")
+    )[0]
+    assert reused["rows_trained"] == full["rows_trained"] > 0
+    for key in ("loss", "grpo_loss", "ratio_mean", "sampler_gap_max"):
+        assert reused[key] == pytest.approx(full[key], abs=1e-5), key

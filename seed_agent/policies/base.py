@@ -78,6 +78,9 @@ class Completion:
     finish_reason: str = "length"
     prompt_tokens: int = 0
     prompt_token_ids: list[int] = field(default_factory=list)
+    #: The hidden states below the first trained layer, kept by a sampler that shares its weights
+    #: with a learner training only the top layers (:mod:`seed_agent.policies.frozen_states`).
+    frozen_states: Any = field(default=None, repr=False, compare=False)
 
 
 @runtime_checkable

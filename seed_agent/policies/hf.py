@@ -18,6 +18,7 @@ tokens, whatever else is in the batch (tested to 1e-4 in fp32 under ``h`` and
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,6 +28,14 @@ import torch
 
 from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import Completion, PromptImages, SamplingParams, check_images, render_chat, to_pil
+from seed_agent.policies.frozen_states import (
+    FrozenStates,
+    assemble,
+    capture_inputs,
+    decoder_stack,
+    forward_from_states,
+    row_states,
+)
 
 #: A prefix shorter than this is not worth a pass of its own.
 MIN_SHARED_PREFIX = 32
@@ -74,6 +83,10 @@ class TransformersPolicy:
         self.batch_size = int(batch_size)
         self.tokens_per_image = int(tokens_per_image)
         self.share_prefix = bool(share_prefix)
+        #: > 0: the bottom ``frozen_layers`` decoder layers never train (a learner set it), so
+        #: sampling keeps each row's hidden states entering layer ``frozen_layers``
+        #: (``Completion.frozen_states``) and scoring may start there (:meth:`score_ids`).
+        self.frozen_layers = 0
         self.pad_id = _pad_id(tokenizer)
         self.eos_ids = _eos_ids(tokenizer, model)
         params = inspect.signature(model.forward).parameters
@@ -237,16 +250,17 @@ class TransformersPolicy:
 
     def _prefix_forward(
         self, sequences: Sequence[Sequence[int]], vision: Sequence[dict], logits_to_keep: int, use_cache: bool
-    ) -> tuple[Any, EncodedBatch]:
+    ) -> tuple[Any, EncodedBatch, int]:
         """The first forward pass over left-padded ``sequences``. With a shared prefix of ``P`` tokens
         (see :meth:`shared_prefix_length`) the prefix runs once, its keys and values are repeated for
         every row, and the rows' own tokens run after it, laid out ``[prefix | padding | own tokens]``
         with positions counted over real tokens: the same attention, positions and logits as the
-        unshared pass, to float error. Gradients flow into the prefix from every row."""
+        unshared pass, to float error. Gradients flow into the prefix from every row. Returns the
+        output, the batch of the rows' own tokens, and ``P`` (0: not shared)."""
         shared = self.shared_prefix_length(sequences, vision, own=logits_to_keep)
         if not shared:
             batch = self.batch(sequences, vision)
-            return self._forward(batch, logits_to_keep=logits_to_keep, use_cache=use_cache), batch
+            return self._forward(batch, logits_to_keep=logits_to_keep, use_cache=use_cache), batch, 0
         prefix = self.batch([list(sequences[0][:shared])], [{}])
         cache = _cache_of(self._forward(prefix, logits_to_keep=1, use_cache=True))
         cache.batch_repeat_interleave(len(sequences))
@@ -255,16 +269,48 @@ class TransformersPolicy:
         rest.attention_mask = torch.cat(
             [torch.ones_like(rest.attention_mask[:, :1]).expand(-1, shared), rest.attention_mask], dim=1
         )
-        return self._forward(rest, logits_to_keep=logits_to_keep, cache=cache, use_cache=True), rest
+        return self._forward(rest, logits_to_keep=logits_to_keep, cache=cache, use_cache=True), rest, shared
+
+    def _frozen_stack(self, vision: Sequence[dict]) -> Any:
+        """The decoder stack when passes may start at layer ``frozen_layers`` (else None)."""
+        if self.frozen_layers <= 0 or any(vision):
+            return None
+        return decoder_stack(self.model)
 
     def _generate_batch(self, ids, vision, sampling: SamplingParams, generator) -> list[Completion]:
         size = len(ids)
-        temperature = sampling.logprob_temperature
         tokens: list[list[int]] = [[] for _ in range(size)]
         logprobs: list[list[float]] = [[] for _ in range(size)]
         finish = [""] * size
         stop_tail = max((len(s) for s in sampling.stop), default=0) + 8
-        output, batch = self._prefix_forward(ids, vision, logits_to_keep=1, use_cache=True)
+        stack = self._frozen_stack(vision)
+        with contextlib.ExitStack() as scope:
+            seen = scope.enter_context(capture_inputs(stack.layers[self.frozen_layers])) if stack else None
+            shared = self._decode(ids, vision, sampling, generator, tokens, logprobs, finish, stop_tail)
+        states = row_states(seen, self.frozen_layers, ids, shared, tokens) if stack else [None] * size
+        completions = []
+        for row in range(size):
+            text = self.tokenizer.decode(tokens[row], skip_special_tokens=True)
+            if finish[row] == "stop":
+                text = _cut_after_stop(text, sampling.stop)
+            completions.append(
+                Completion(
+                    text=text,
+                    token_ids=tokens[row],
+                    logprobs=logprobs[row],
+                    finish_reason=finish[row] or "length",
+                    prompt_tokens=len(ids[row]),
+                    prompt_token_ids=list(ids[row]),
+                    frozen_states=states[row],
+                )
+            )
+        return completions
+
+    def _decode(self, ids, vision, sampling: SamplingParams, generator, tokens, logprobs, finish, stop_tail) -> int:
+        """The prefill and decode loop of :meth:`_generate_batch`, filling ``tokens``, ``logprobs``
+        and ``finish`` per row; returns the shared prefix's length."""
+        size, temperature = len(ids), sampling.logprob_temperature
+        output, batch, shared = self._prefix_forward(ids, vision, logits_to_keep=1, use_cache=True)
         next_pos = batch.position_ids[..., -1:] + 1
         mask = batch.attention_mask
         for step in range(sampling.max_new_tokens):
@@ -291,22 +337,7 @@ class TransformersPolicy:
             batch.attention_mask = mask
             output = self._forward(batch, 1, cache=_cache_of(output), input_ids=feed[:, None], position_ids=next_pos)
             next_pos = next_pos + 1
-        completions = []
-        for row in range(size):
-            text = self.tokenizer.decode(tokens[row], skip_special_tokens=True)
-            if finish[row] == "stop":
-                text = _cut_after_stop(text, sampling.stop)
-            completions.append(
-                Completion(
-                    text=text,
-                    token_ids=tokens[row],
-                    logprobs=logprobs[row],
-                    finish_reason=finish[row] or "length",
-                    prompt_tokens=len(ids[row]),
-                    prompt_token_ids=list(ids[row]),
-                )
-            )
-        return completions
+        return shared
 
     def _hits_stop(self, tokens: list[int], stop: Sequence[str], tail_tokens: int) -> bool:
         tail = self.tokenizer.decode(tokens[-tail_tokens:], skip_special_tokens=True)
@@ -341,17 +372,50 @@ class TransformersPolicy:
         completions: Sequence[Sequence[int]],
         vision: Sequence[dict[str, torch.Tensor]] | None = None,
         temperature: float = 1.0,
+        states: Sequence[FrozenStates | None] | None = None,
     ) -> list[torch.Tensor]:
         """Per-token log-probs of already encoded rows, in **one** forward pass (the caller sizes
-        the batch), under the caller's grad mode. ``vision``: per-row vision inputs from :meth:`encode`."""
+        the batch), under the caller's grad mode. ``vision``: per-row vision inputs from :meth:`encode`.
+        ``states``: the rows' :class:`FrozenStates` from sampling; where every row has them, the
+        pass starts at layer ``frozen_layers`` (:meth:`_score_from_states`)."""
         vision = list(vision) if vision is not None else [{} for _ in prompt_ids]
+        if states is not None and all(s is not None for s in states) and self._frozen_stack(vision):
+            return self._score_from_states(prompt_ids, completions, states, temperature)
         sequences = [list(p) + list(c) for p, c in zip(prompt_ids, completions, strict=True)]
         keep = max(len(c) for c in completions) + 1
-        output, batch = self._prefix_forward(sequences, vision, logits_to_keep=keep, use_cache=False)
+        output, batch, _ = self._prefix_forward(sequences, vision, logits_to_keep=keep, use_cache=False)
         logits = output.logits[:, :-1, :].float() / temperature
         targets = batch.input_ids[:, -keep + 1 :] if keep > 1 else batch.input_ids[:, :0]
         token_lp = torch.log_softmax(logits, dim=-1).gather(-1, targets[..., None])[..., 0]
         return [token_lp[row, token_lp.shape[1] - len(c) :] for row, c in enumerate(completions)]
+
+    def _score_from_states(
+        self,
+        prompt_ids: Sequence[Sequence[int]],
+        completions: Sequence[Sequence[int]],
+        states: Sequence[FrozenStates],
+        temperature: float,
+    ) -> list[torch.Tensor]:
+        """:meth:`score_ids` from the sampler's states below layer ``frozen_layers``: each row runs
+        as ``prompt + completion[:-1]`` (the last token predicts nothing) through the layers above,
+        with the same shared prefix and layout as the full pass."""
+        sequences = [list(p) + list(c[:-1]) for p, c in zip(prompt_ids, completions, strict=True)]
+        for sequence, state in zip(sequences, states, strict=True):
+            if len(state) != len(sequence) or state.layer != self.frozen_layers:
+                raise ValueError(
+                    f"frozen states of {len(state)} tokens at layer {state.layer} for a row of {len(sequence)} "
+                    f"tokens at layer {self.frozen_layers}: they belong to another row or model"
+                )
+        keep = max(len(c) for c in completions)
+        shared = self.shared_prefix_length(sequences, [{} for _ in sequences], own=keep)
+        prefix, rest, mask = assemble(states, shared, self.model.dtype)
+        stack = decoder_stack(self.model)
+        logits = forward_from_states(stack, self.frozen_layers, prefix, rest, mask, keep, self._cache_arg)
+        targets = torch.zeros((len(completions), keep), dtype=torch.long, device=logits.device)
+        for row, c in enumerate(completions):
+            targets[row, keep - len(c) :] = torch.tensor(list(c), dtype=torch.long)
+        token_lp = torch.log_softmax(logits.float() / temperature, dim=-1).gather(-1, targets[..., None])[..., 0]
+        return [token_lp[row, keep - len(c) :] for row, c in enumerate(completions)]
 
     @torch.inference_mode()
     def score(
