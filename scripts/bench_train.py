@@ -4,7 +4,8 @@
    path, each with its own rollout (same tasks, same seed), and both updates trained on the same
    batch (the default path's rollout). The naive path is what a new user would first write: fp32
    weights, no shared prefix in sampling or scoring, two rows per micro-batch, LoRA in every layer
-   (so no pass can start from the sampler's states below the trained layers) (:data:`NAIVE`). Seconds per phase, peak RSS of each path, and the ratio.
+   (so no pass starts from the sampler's states below the trained layers) (:data:`NAIVE`).
+   Seconds per phase, peak RSS of each path, and the ratio.
 2. **SEED against GRPO** (``seed``): from the default path's rollout, the GRPO update and the SEED
    update (analysis, teacher pass, update) from the same starting weights. SEED is timed as it
    runs (only parsed skills get a teacher pass) and with every episode given a skill (the scripted
