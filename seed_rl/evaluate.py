@@ -21,6 +21,7 @@ import torch
 
 from seed_agent.agent import LLMAgent
 from seed_agent.policies.base import Policy, SamplingParams
+from seed_agent.policies.prefix_store import reusing_prefixes
 from seed_agent.prompts import PromptBuilder
 from seed_envs.vector import make_vec
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
@@ -118,7 +119,7 @@ def evaluate(
     with make_vec(env, min(len(starts), MAX_EVAL_ENVS), backend="sync", **(env_kwargs or {})) as vec:
         for seed in seeds:
             agent = LLMAgent(policy, builder, dataclasses.replace(sampling, seed=seed))
-            with torch.no_grad():
+            with torch.no_grad(), reusing_prefixes(policy):
                 result.episodes += run_episodes(vec, agent, starts, env_id=env)
     result.seconds = time.perf_counter() - started
     return result

@@ -41,6 +41,7 @@ import yaml
 
 from seed_agent.agent import LLMAgent
 from seed_agent.models import load_named_policy, resolve_dtype
+from seed_agent.policies.prefix_store import reusing_prefixes
 from seed_agent.skills import Skill, SkillLibrary, SkillResult
 from seed_envs.vector import make_vec
 from seed_rl.advantages import grpo_advantages
@@ -372,7 +373,8 @@ class Trainer:
         sampling = run_sampling(cfg, seed=(cfg.seed * 1_000_003 + u * 7_919 + self.rank * 104_729) % 2**31)
         agent = LLMAgent(self.rollout_policy, self.builder, sampling)
         record_expert = cfg.algo == "seed" and cfg.analyzer == "scripted"
-        with torch.no_grad(), bar(len(starts), "rollout", self.show_progress) as progress:
+        progress = bar(len(starts), "rollout", self.show_progress)
+        with torch.no_grad(), reusing_prefixes(self.rollout_policy), progress as p:
             return run_episodes(
                 self.vec,
                 agent,
@@ -380,7 +382,7 @@ class Trainer:
                 env_id=cfg.env,
                 penalty=cfg.penalty,
                 record_expert=record_expert,
-                on_episode_end=lambda _: progress.update(1),
+                on_episode_end=lambda _: p.update(1),
             )
 
     # ------------------------------------------------- 3. hindsight skills

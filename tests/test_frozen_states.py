@@ -27,12 +27,13 @@ def test_spans_cross_from_the_shared_prefix_into_a_rows_own_states():
 def test_row_states_lay_out_prefix_prompt_and_fed_tokens_by_hand():
     """Two rows, a 2-token shared prefix, prompts of 4 and 3 tokens (left-padded to 2 own tokens),
     three decode steps; row 0 sampled 3 tokens (2 fed back), row 1 sampled 1 (none fed back)."""
-    prefix_pass = torch.tensor([[[1.0], [2.0]]])  # (1, P=2, h=1)
+    prefix = torch.tensor([[1.0], [2.0]])  # (P=2, h=1)
     prompt_pass = torch.tensor([[[3.0], [4.0]], [[-1.0], [5.0]]])  # row 1 has one own token
     decode = [torch.tensor([[[6.0]], [[-2.0]]]), torch.tensor([[[7.0]], [[-3.0]]]), torch.tensor([[[8.0]], [[-4.0]]])]
-    out = row_states([prefix_pass, prompt_pass, *decode], 1, [[0] * 4, [0] * 3], 2, [[9, 9, 9], [9]])
+    out = row_states([prompt_pass, *decode], 1, [[0] * 4, [0] * 3], prefix, [[9, 9, 9], [9]])
     assert [s.span(0).flatten().tolist() for s in out] == [[1.0, 2.0, 3.0, 4.0, 6.0, 7.0], [1.0, 2.0, 5.0]]
-    unshared = row_states([prompt_pass, *decode], 1, [[0] * 2, [0]], 0, [[9, 9], [9, 9]])
+    assert out[0].prefix.data_ptr() == out[1].prefix.data_ptr() == prefix.data_ptr()  # shared, not copied
+    unshared = row_states([prompt_pass, *decode], 1, [[0] * 2, [0]], None, [[9, 9], [9, 9]])
     assert [s.span(0).flatten().tolist() for s in unshared] == [[3.0, 4.0, 6.0], [5.0, -2.0]]
 
 

@@ -185,20 +185,41 @@ def row_states(
     seen: Sequence[torch.Tensor],
     layer: int,
     prompts: Sequence[Sequence[int]],
-    shared: int,
+    prefix: torch.Tensor | None,
     sampled: Sequence[Sequence[int]],
 ) -> list[FrozenStates]:
-    """Each row's :class:`FrozenStates` from what :func:`capture_inputs` saw during one sampling
-    batch: the shared prefix's pass ``(1, P, h)`` when ``shared``, the prompts' pass ``(B, R, h)``
-    (left-padded), then one ``(B, 1, h)`` per decode step. A row that sampled ``n`` tokens fed the
-    first ``n - 1`` of them back, in the first ``n - 1`` decode steps."""
-    first = 1 if shared else 0
-    prefix = seen[0][0] if shared else seen[0].new_zeros((0, seen[0].shape[-1]))
-    prompt_pass, decoded = seen[first], seen[first + 1 :]
+    """Each row's :class:`FrozenStates` from one sampling batch: ``prefix``, the shared prefix's
+    states ``(P, h)`` (None: no shared prefix), and what :func:`capture_inputs` saw after it: the
+    prompts' pass ``(B, R, h)`` over each row's tokens after the prefix (left-padded), then one
+    ``(B, 1, h)`` per decode step. A row that sampled ``n`` tokens fed the first ``n - 1`` of them
+    back, in the first ``n - 1`` decode steps."""
+    prompt_pass, decoded = seen[0], seen[1:]
+    prefix = prefix if prefix is not None else prompt_pass.new_zeros((0, prompt_pass.shape[-1]))
     width = prompt_pass.shape[1]
     out = []
     for row, (prompt, tokens) in enumerate(zip(prompts, sampled, strict=True)):
-        own = len(prompt) - shared
+        own = len(prompt) - prefix.shape[0]
         fed = [step[row] for step in decoded[: max(0, len(tokens) - 1)]]
         out.append(FrozenStates(layer, prefix, torch.cat([prompt_pass[row, width - own :], *fed])))
     return out
+
+
+def logprobs_from_states(
+    stack: DecoderStack,
+    first_layer: int,
+    states: Sequence[FrozenStates],
+    completions: Sequence[Sequence[int]],
+    shared: int,
+    temperature: float,
+    cache_arg: str,
+) -> list[torch.Tensor]:
+    """Per-token log-probs ``log softmax(z / T)`` (float32) of each row's completion, from the
+    rows' states entering layer ``first_layer``, whose first ``shared`` tokens are the same."""
+    keep = max(len(c) for c in completions)
+    prefix, rest, mask = assemble(states, shared, stack.head.weight.dtype)
+    logits = forward_from_states(stack, first_layer, prefix, rest, mask, keep, cache_arg)
+    targets = torch.zeros((len(completions), keep), dtype=torch.long, device=logits.device)
+    for row, c in enumerate(completions):
+        targets[row, keep - len(c) :] = torch.tensor(list(c), dtype=torch.long)
+    token_lp = torch.log_softmax(logits.float() / temperature, dim=-1).gather(-1, targets[..., None])[..., 0]
+    return [token_lp[row, keep - len(c) :] for row, c in enumerate(completions)]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,12 +30,13 @@ from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import Completion, PromptImages, SamplingParams, check_images, render_chat, to_pil
 from seed_agent.policies.frozen_states import (
     FrozenStates,
-    assemble,
     capture_inputs,
     decoder_stack,
-    forward_from_states,
+    logprobs_from_states,
     row_states,
 )
+from seed_agent.policies.prefix_store import PrefixStore, SharedPrefix
+from seed_agent.policies.sampling import cut_after_stop, penalise_repeats, sample_tokens
 
 #: A prefix shorter than this is not worth a pass of its own.
 MIN_SHARED_PREFIX = 32
@@ -87,6 +88,8 @@ class TransformersPolicy:
         #: sampling keeps each row's hidden states entering layer ``frozen_layers``
         #: (``Completion.frozen_states``) and scoring may start there (:meth:`score_ids`).
         self.frozen_layers = 0
+        #: Shared prefixes already computed, within :meth:`reusing_prefixes` (else None).
+        self._prefix_store: PrefixStore | None = None
         self.pad_id = _pad_id(tokenizer)
         self.eos_ids = _eos_ids(tokenizer, model)
         params = inspect.signature(model.forward).parameters
@@ -249,27 +252,87 @@ class TransformersPolicy:
         return n if n >= MIN_SHARED_PREFIX else 0
 
     def _prefix_forward(
-        self, sequences: Sequence[Sequence[int]], vision: Sequence[dict], logits_to_keep: int, use_cache: bool
-    ) -> tuple[Any, EncodedBatch, int]:
+        self,
+        sequences: Sequence[Sequence[int]],
+        vision: Sequence[dict],
+        logits_to_keep: int,
+        use_cache: bool,
+        prefix: SharedPrefix | None = None,
+    ) -> tuple[Any, EncodedBatch]:
         """The first forward pass over left-padded ``sequences``. With a shared prefix of ``P`` tokens
-        (see :meth:`shared_prefix_length`) the prefix runs once, its keys and values are repeated for
-        every row, and the rows' own tokens run after it, laid out ``[prefix | padding | own tokens]``
-        with positions counted over real tokens: the same attention, positions and logits as the
-        unshared pass, to float error. Gradients flow into the prefix from every row. Returns the
-        output, the batch of the rows' own tokens, and ``P`` (0: not shared)."""
-        shared = self.shared_prefix_length(sequences, vision, own=logits_to_keep)
-        if not shared:
+        (see :meth:`shared_prefix_length`) the prefix runs once (:meth:`_shared_prefix`, or given as
+        ``prefix``), its keys and values are repeated for every row, and the rows' own tokens run
+        after it, laid out ``[prefix | padding | own tokens]`` with positions counted over real
+        tokens: the same attention, positions and logits as the unshared pass, to float error.
+        Gradients flow into the prefix from every row. Returns the output and the batch of the
+        rows' own tokens."""
+        prefix = prefix if prefix is not None else self._shared_prefix(sequences, vision, logits_to_keep)
+        if not prefix.length:
             batch = self.batch(sequences, vision)
-            return self._forward(batch, logits_to_keep=logits_to_keep, use_cache=use_cache), batch, 0
-        prefix = self.batch([list(sequences[0][:shared])], [{}])
-        cache = _cache_of(self._forward(prefix, logits_to_keep=1, use_cache=True))
+            return self._forward(batch, logits_to_keep=logits_to_keep, use_cache=use_cache), batch
+        shared, cache = prefix.length, prefix.cache
         cache.batch_repeat_interleave(len(sequences))
         rest = self.batch([list(s[shared:]) for s in sequences], [{} for _ in sequences])
         rest.position_ids = rest.position_ids + shared
         rest.attention_mask = torch.cat(
             [torch.ones_like(rest.attention_mask[:, :1]).expand(-1, shared), rest.attention_mask], dim=1
         )
-        return self._forward(rest, logits_to_keep=logits_to_keep, cache=cache, use_cache=True), rest, shared
+        return self._forward(rest, logits_to_keep=logits_to_keep, cache=cache, use_cache=True), rest
+
+    def _shared_prefix(
+        self, sequences: Sequence[Sequence[int]], vision: Sequence[dict], logits_to_keep: int, sampling: bool = False
+    ) -> SharedPrefix:
+        """The prefix every row shares, with its keys and values (a cache for one row). When
+        ``sampling``, also its hidden states entering layer ``frozen_layers`` (where that is set),
+        and within :meth:`reusing_prefixes` a prefix computed before is taken from the store."""
+        shared = self.shared_prefix_length(sequences, vision, own=logits_to_keep)
+        if not shared:
+            return SharedPrefix(0)
+        ids = tuple(sequences[0][:shared])
+        store = self._prefix_store if sampling else None
+        if store is None:
+            return self._prefix_pass(ids, None, sampling)
+        known, common = store.closest(ids)
+        base = None
+        if known is not None and common == len(known):  # a stored prefix of these ids: extend it
+            base = store.get(known)
+        elif common >= MIN_SHARED_PREFIX:  # a longer stored prefix shares the first `common` tokens
+            base = self._prefix_pass(ids[:common], None, sampling)
+            store.put(ids[:common], base)
+            base = store.get(ids[:common])
+        if base is not None and base.length == shared:
+            return base
+        prefix = self._prefix_pass(ids, base, sampling)
+        store.put(ids, prefix)
+        return prefix
+
+    def _prefix_pass(self, ids: tuple[int, ...], base: SharedPrefix | None, sampling: bool) -> SharedPrefix:
+        """The one-row pass over prefix ``ids``, or over those after ``base`` (whose cache it
+        extends); when ``sampling``, with the states entering layer ``frozen_layers``."""
+        done = base.length if base is not None else 0
+        batch = self.batch([list(ids[done:])], [{}])
+        batch.position_ids = batch.position_ids + done
+        batch.attention_mask = torch.ones((1, len(ids)), dtype=torch.long, device=batch.input_ids.device)
+        stack = self._frozen_stack([{}]) if sampling else None
+        with contextlib.ExitStack() as scope:
+            seen = scope.enter_context(capture_inputs(stack.layers[self.frozen_layers])) if stack else None
+            output = self._forward(batch, logits_to_keep=1, cache=base.cache if base else None, use_cache=True)
+        states = seen[0][0] if seen else None
+        if states is not None and base is not None:
+            states = torch.cat([base.states, states]) if base.states is not None else None
+        return SharedPrefix(len(ids), _cache_of(output), states)
+
+    @contextlib.contextmanager
+    def reusing_prefixes(self) -> Iterator[None]:
+        """Within the context the weights must not change: sampling computes each shared prefix
+        once (its keys and values and its frozen states) and takes it from a store after that, over
+        every ``generate`` call (a rollout's turns all start with the same system message, example
+        and rules)."""
+        self._prefix_store = PrefixStore()
+        try:
+            yield
+        finally:
+            self._prefix_store = None
 
     def _frozen_stack(self, vision: Sequence[dict]) -> Any:
         """The decoder stack when passes may start at layer ``frozen_layers`` (else None)."""
@@ -279,20 +342,19 @@ class TransformersPolicy:
 
     def _generate_batch(self, ids, vision, sampling: SamplingParams, generator) -> list[Completion]:
         size = len(ids)
-        tokens: list[list[int]] = [[] for _ in range(size)]
-        logprobs: list[list[float]] = [[] for _ in range(size)]
-        finish = [""] * size
-        stop_tail = max((len(s) for s in sampling.stop), default=0) + 8
         stack = self._frozen_stack(vision)
+        prefix = self._shared_prefix(ids, vision, logits_to_keep=1, sampling=True)
         with contextlib.ExitStack() as scope:
             seen = scope.enter_context(capture_inputs(stack.layers[self.frozen_layers])) if stack else None
-            shared = self._decode(ids, vision, sampling, generator, tokens, logprobs, finish, stop_tail)
-        states = row_states(seen, self.frozen_layers, ids, shared, tokens) if stack else [None] * size
+            tokens, logprobs, finish = self._decode(ids, vision, prefix, sampling, generator)
+        states: list[FrozenStates | None] = [None] * size
+        if stack and (not prefix.length or prefix.states is not None):
+            states = list(row_states(seen, self.frozen_layers, ids, prefix.states, tokens))
         completions = []
         for row in range(size):
             text = self.tokenizer.decode(tokens[row], skip_special_tokens=True)
             if finish[row] == "stop":
-                text = _cut_after_stop(text, sampling.stop)
+                text = cut_after_stop(text, sampling.stop)
             completions.append(
                 Completion(
                     text=text,
@@ -306,11 +368,17 @@ class TransformersPolicy:
             )
         return completions
 
-    def _decode(self, ids, vision, sampling: SamplingParams, generator, tokens, logprobs, finish, stop_tail) -> int:
-        """The prefill and decode loop of :meth:`_generate_batch`, filling ``tokens``, ``logprobs``
-        and ``finish`` per row; returns the shared prefix's length."""
+    def _decode(
+        self, ids, vision, prefix: SharedPrefix, sampling: SamplingParams, generator
+    ) -> tuple[list[list[int]], list[list[float]], list[str]]:
+        """The rows' prefill after ``prefix`` and the decode loop of :meth:`_generate_batch`: each
+        row's sampled tokens, their log-probs, and why it stopped ("" while running)."""
         size, temperature = len(ids), sampling.logprob_temperature
-        output, batch, shared = self._prefix_forward(ids, vision, logits_to_keep=1, use_cache=True)
+        tokens: list[list[int]] = [[] for _ in range(size)]
+        logprobs: list[list[float]] = [[] for _ in range(size)]
+        finish = [""] * size
+        stop_tail = max((len(s) for s in sampling.stop), default=0) + 8
+        output, batch = self._prefix_forward(ids, vision, logits_to_keep=1, use_cache=True, prefix=prefix)
         next_pos = batch.position_ids[..., -1:] + 1
         mask = batch.attention_mask
         for step in range(sampling.max_new_tokens):
@@ -337,7 +405,7 @@ class TransformersPolicy:
             batch.attention_mask = mask
             output = self._forward(batch, 1, cache=_cache_of(output), input_ids=feed[:, None], position_ids=next_pos)
             next_pos = next_pos + 1
-        return shared
+        return tokens, logprobs, finish
 
     def _hits_stop(self, tokens: list[int], stop: Sequence[str], tail_tokens: int) -> bool:
         tail = self.tokenizer.decode(tokens[-tail_tokens:], skip_special_tokens=True)
@@ -383,7 +451,7 @@ class TransformersPolicy:
             return self._score_from_states(prompt_ids, completions, states, temperature)
         sequences = [list(p) + list(c) for p, c in zip(prompt_ids, completions, strict=True)]
         keep = max(len(c) for c in completions) + 1
-        output, batch, _ = self._prefix_forward(sequences, vision, logits_to_keep=keep, use_cache=False)
+        output, batch = self._prefix_forward(sequences, vision, logits_to_keep=keep, use_cache=False)
         logits = output.logits[:, :-1, :].float() / temperature
         targets = batch.input_ids[:, -keep + 1 :] if keep > 1 else batch.input_ids[:, :0]
         token_lp = torch.log_softmax(logits, dim=-1).gather(-1, targets[..., None])[..., 0]
@@ -406,16 +474,11 @@ class TransformersPolicy:
                     f"frozen states of {len(state)} tokens at layer {state.layer} for a row of {len(sequence)} "
                     f"tokens at layer {self.frozen_layers}: they belong to another row or model"
                 )
-        keep = max(len(c) for c in completions)
-        shared = self.shared_prefix_length(sequences, [{} for _ in sequences], own=keep)
-        prefix, rest, mask = assemble(states, shared, self.model.dtype)
+        shared = self.shared_prefix_length(sequences, [{} for _ in sequences], own=max(len(c) for c in completions))
         stack = decoder_stack(self.model)
-        logits = forward_from_states(stack, self.frozen_layers, prefix, rest, mask, keep, self._cache_arg)
-        targets = torch.zeros((len(completions), keep), dtype=torch.long, device=logits.device)
-        for row, c in enumerate(completions):
-            targets[row, keep - len(c) :] = torch.tensor(list(c), dtype=torch.long)
-        token_lp = torch.log_softmax(logits.float() / temperature, dim=-1).gather(-1, targets[..., None])[..., 0]
-        return [token_lp[row, keep - len(c) :] for row, c in enumerate(completions)]
+        return logprobs_from_states(
+            stack, self.frozen_layers, states, completions, shared, temperature, self._cache_arg
+        )
 
     @torch.inference_mode()
     def score(
@@ -426,37 +489,6 @@ class TransformersPolicy:
         temperature: float = 1.0,
     ) -> list[list[float]]:
         return [t.tolist() for t in self.completion_logprobs(prompts, completion_token_ids, images, temperature)]
-
-
-def penalise_repeats(logits: torch.Tensor, previous: Sequence[Sequence[int]], penalty: float) -> torch.Tensor:
-    """``logits`` with each row's already generated tokens made less likely (``penalty`` > 1)."""
-    if penalty == 1.0 or not any(previous):
-        return logits
-    out = logits.clone()
-    for row, tokens in enumerate(previous):
-        if tokens:
-            ids = torch.tensor(sorted(set(tokens)), device=logits.device)
-            values = out[row, ids]
-            out[row, ids] = torch.where(values > 0, values / penalty, values * penalty)
-    return out
-
-
-def sample_tokens(logits: torch.Tensor, sampling: SamplingParams, generator: torch.Generator | None) -> torch.Tensor:
-    """One token per row: argmax when greedy, else from ``softmax(z / T)`` after top-k / top-p."""
-    if sampling.greedy:
-        return logits.argmax(dim=-1)
-    z = logits / sampling.temperature
-    if sampling.top_k > 0 and sampling.top_k < z.shape[-1]:
-        kth = torch.topk(z, sampling.top_k, dim=-1).values[:, -1:]
-        z = z.masked_fill(z < kth, float("-inf"))
-    if sampling.top_p < 1.0:
-        sorted_z, order = torch.sort(z, descending=True, dim=-1)
-        sorted_probs = torch.softmax(sorted_z, dim=-1)
-        drop = sorted_probs.cumsum(dim=-1) - sorted_probs >= sampling.top_p  # keep the token crossing top_p
-        sorted_z = sorted_z.masked_fill(drop, float("-inf"))
-        z = torch.full_like(z, float("-inf")).scatter(-1, order, sorted_z)
-    probs = torch.softmax(z, dim=-1)
-    return torch.multinomial(probs, 1, generator=generator)[:, 0]
 
 
 def _use_processor_chat_template(tokenizer: Any, path: str) -> None:
@@ -488,11 +520,6 @@ def _contiguous_input(module: Any, args: tuple) -> tuple | None:
 def _cache_of(output: Any) -> Any:
     cache = getattr(output, "cache", None)
     return cache if cache is not None else output.past_key_values
-
-
-def _cut_after_stop(text: str, stop: Sequence[str]) -> str:
-    ends = [text.find(s) + len(s) for s in stop if s in text]
-    return text[: min(ends)] if ends else text
 
 
 def _merge_vision(vision: Sequence[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:

@@ -1,0 +1,106 @@
+"""Shared prompt prefixes kept between sampling calls (``TransformersPolicy.reusing_prefixes``)."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("peft")
+
+from seed_agent.policies.base import SamplingParams  # noqa: E402
+from seed_agent.policies.prefix_store import PrefixStore, SharedPrefix, reusing_prefixes  # noqa: E402
+from seed_agent.prompts import PromptBuilder, prompt_spec  # noqa: E402
+from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
+from seed_rl.learner import Learner, LoraSettings  # noqa: E402
+
+
+def test_the_store_keeps_the_most_recent_prefixes_and_hands_out_copies():
+    store = PrefixStore(capacity=2)
+    for ids in ((1,), (2,), (3,)):
+        store.put(ids, SharedPrefix(len(ids), cache=[ids]))
+    assert (1,) not in store and (2,) in store and (3,) in store and len(store) == 2
+    taken = store.get((2,))
+    taken.cache.append("extended by a pass")
+    assert store.get((2,)).cache == [(2,)]  # the stored keys and values are not the caller's
+    store.put((4,), SharedPrefix(1, cache=[]))  # (3,) is now the least recently used
+    assert (3,) not in store and (2,) in store
+
+
+def test_a_back_end_without_a_store_gets_a_context_that_does_nothing():
+    with reusing_prefixes(object()):
+        pass
+
+
+def test_a_stored_prefix_samples_exactly_what_a_fresh_one_does(monkeypatch):
+    """Three generate calls over the same prompts and seed: outside the context, then twice inside
+    it (the second takes the prefix from the store, one forward pass fewer). Tokens, log-probs and
+    the frozen states agree exactly."""
+    torch.manual_seed(0)
+    learner = Learner(tiny_random_policy(seed=3), finetune="lora", lora=LoraSettings(layers=1))
+    policy = learner.policy
+    builder = PromptBuilder(prompt_spec("sokoban"), style="act")
+    prompts = [builder.build("Push the box.", "#_P_#\n" * (i + 1), ["up", "down"]) for i in range(3)]
+    sampling = SamplingParams(temperature=1.0, max_new_tokens=5, seed=7)
+    passes = []
+    original = type(policy)._forward
+    monkeypatch.setattr(type(policy), "_forward", lambda self, *a, **k: passes.append(1) or original(self, *a, **k))
+    runs, counts = [policy.generate(prompts, sampling=sampling)], [len(passes)]
+    with policy.reusing_prefixes():
+        for _ in range(2):
+            runs.append(policy.generate(prompts, sampling=sampling))
+            counts.append(len(passes) - sum(counts))
+        assert len(policy._prefix_store) == 1
+    assert policy._prefix_store is None  # dropped with the context: the weights may change after it
+    assert counts[1] == counts[0] and counts[2] == counts[0] - 1
+    fresh = runs[0]
+    for run in runs[1:]:
+        assert [c.token_ids for c in run] == [c.token_ids for c in fresh]
+        assert [c.logprobs for c in run] == [c.logprobs for c in fresh]
+        for a, b in zip(run, fresh, strict=True):
+            assert torch.equal(a.frozen_states.span(0), b.frozen_states.span(0))
+
+
+def test_the_closest_stored_prefix_by_hand():
+    store = PrefixStore()
+    store.put((1, 2, 3, 4), SharedPrefix(4))
+    store.put((1, 2, 9), SharedPrefix(3))
+    assert store.closest((1, 2, 3, 4, 5)) == ((1, 2, 3, 4), 4)  # a stored prefix of the ids
+    assert store.closest((1, 2, 3, 7)) == ((1, 2, 3, 4), 3)  # shares 3 tokens, then differs
+    assert store.closest((1, 2, 9, 9)) == ((1, 2, 9), 3)
+    assert store.closest((5,)) == (None, 0)
+
+
+def test_batches_whose_shared_prefix_is_longer_or_shorter_than_a_stored_one_sample_the_same(monkeypatch):
+    """Within the context, batches whose rows share more, or fewer, tokens than a stored prefix
+    (observations alike up to some line) extend or cut it; what they sample agrees with fresh
+    passes to float error."""
+    torch.manual_seed(0)
+    policy = Learner(tiny_random_policy(seed=3), finetune="lora", lora=LoraSettings(layers=1)).policy
+    builder = PromptBuilder(prompt_spec("sokoban"), style="act")
+    sets = {
+        "alike first line": ["#####\n" + "#_P_#\n" * (i + 1) for i in range(3)],
+        "different at once": [f"{i}#_P_#\n" for i in range(3)],
+        "alike two lines": ["#####\n#_P_#\n" + "#__B#\n" * (i + 1) for i in range(3)],
+    }
+    sampling = SamplingParams(temperature=1.0, max_new_tokens=4, seed=5)
+    prompts = {name: [builder.build("Push the box.", o, ["up", "down"]) for o in obs] for name, obs in sets.items()}
+    lengths = {name: policy.shared_prefix_length(policy.encode(p)[0], [{}] * 3) for name, p in prompts.items()}
+    assert lengths["different at once"] < lengths["alike first line"] < lengths["alike two lines"]
+    fresh = {name: policy.generate(p, sampling=sampling) for name, p in prompts.items()}
+    passes = []
+    original = type(policy)._prefix_pass
+    monkeypatch.setattr(
+        type(policy),
+        "_prefix_pass",
+        lambda self, ids, base, s: passes.append(base is not None) or original(self, ids, base, s),
+    )
+    with policy.reusing_prefixes():
+        stored = [(name, policy.generate(prompts[name], sampling=sampling)) for name in [*sets, *sets]]
+    # the first batch's prefix runs whole; the second's is cut from it (a pass over the common
+    # tokens, whole); the third extends the first (a pass over its extra tokens); the rest are stored
+    assert passes == [False, False, True]
+    for name, completions in stored:
+        for a, b in zip(completions, fresh[name], strict=True):
+            assert a.token_ids == b.token_ids
+            assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs, strict=True)) < 1e-5
+            assert (a.frozen_states.span(0) - b.frozen_states.span(0)).abs().max() < 1e-5
