@@ -104,3 +104,39 @@ def test_batches_whose_shared_prefix_is_longer_or_shorter_than_a_stored_one_samp
             assert a.token_ids == b.token_ids
             assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs, strict=True)) < 1e-5
             assert (a.frozen_states.span(0) - b.frozen_states.span(0)).abs().max() < 1e-5
+
+
+def test_distinct_rows_by_hand():
+    from seed_agent.policies.hf import distinct_rows
+
+    assert distinct_rows([[1], [2], [1], [3], [2]]) == ([0, 1, 3], [0, 1, 0, 2, 1])
+    assert distinct_rows([[1], [2]]) == ([0, 1], None)
+
+
+def test_identical_prompts_prefill_once_and_sample_as_if_each_ran(monkeypatch):
+    """A batch with repeated prompts (a group's episodes at their first turn): the prompts' pass
+    runs over the distinct ones only, and tokens, log-probs and frozen states agree with a batch
+    in which every row runs (fp32, to 1e-5)."""
+    import seed_agent.policies.hf as hf
+
+    torch.manual_seed(0)
+    policy = Learner(tiny_random_policy(seed=3), finetune="lora", lora=LoraSettings(layers=1)).policy
+    builder = PromptBuilder(prompt_spec("sokoban"), style="act")
+    a, b = (builder.build("Push the box.", o, ["up", "down"]) for o in ("#_P_#\n", "#_PB#\n#___#\n"))
+    prompts = [a, a, b, a, b]
+    sampling = SamplingParams(temperature=1.0, max_new_tokens=5, seed=2)
+    rows_run = []
+    original = type(policy)._prefix_forward
+    monkeypatch.setattr(
+        type(policy),
+        "_prefix_forward",
+        lambda self, seqs, *x, **k: rows_run.append(len(seqs)) or original(self, seqs, *x, **k),
+    )
+    once = policy.generate(prompts, sampling=sampling)
+    monkeypatch.setattr(hf, "distinct_rows", lambda ids: (list(range(len(ids))), None))
+    every = policy.generate(prompts, sampling=sampling)
+    assert rows_run == [2, 5]
+    for x, y in zip(once, every, strict=True):
+        assert x.token_ids == y.token_ids
+        assert max(abs(p - q) for p, q in zip(x.logprobs, y.logprobs, strict=True)) < 1e-5
+        assert (x.frozen_states.span(0) - y.frozen_states.span(0)).abs().max() < 1e-5

@@ -138,6 +138,7 @@ def forward_from_states(
                 use_cache=True,
                 **{cache_arg: cache},
             )
+            hidden = hidden[0] if isinstance(hidden, tuple) else hidden  # (older layers return a tuple)
         cache.batch_repeat_interleave(batch)
     positions = (rest_mask.cumsum(-1) - 1).clamp(min=0) + shared
     real = rest_mask.bool()
@@ -156,6 +157,7 @@ def forward_from_states(
             use_cache=cache is not None,
             **{cache_arg: cache},
         )
+        hidden = hidden[0] if isinstance(hidden, tuple) else hidden
     hidden = stack.norm(hidden[:, -logits_to_keep:])
     return stack.head(hidden)
 
@@ -187,12 +189,13 @@ def row_states(
     prompts: Sequence[Sequence[int]],
     prefix: torch.Tensor | None,
     sampled: Sequence[Sequence[int]],
+    sources: Sequence[int] | None = None,
 ) -> list[FrozenStates]:
     """Each row's :class:`FrozenStates` from one sampling batch: ``prefix``, the shared prefix's
     states ``(P, h)`` (None: no shared prefix), and what :func:`capture_inputs` saw after it: the
-    prompts' pass ``(B, R, h)`` over each row's tokens after the prefix (left-padded), then one
-    ``(B, 1, h)`` per decode step. A row that sampled ``n`` tokens fed the first ``n - 1`` of them
-    back, in the first ``n - 1`` decode steps."""
+    prompts' pass ``(U, R, h)`` over the tokens after the prefix (left-padded; row ``r``'s prompt
+    is its row ``sources[r]``, or ``r``), then one ``(B, 1, h)`` per decode step. A row that sampled
+    ``n`` tokens fed the first ``n - 1`` of them back, in the first ``n - 1`` decode steps."""
     prompt_pass, decoded = seen[0], seen[1:]
     prefix = prefix if prefix is not None else prompt_pass.new_zeros((0, prompt_pass.shape[-1]))
     width = prompt_pass.shape[1]
@@ -200,7 +203,8 @@ def row_states(
     for row, (prompt, tokens) in enumerate(zip(prompts, sampled, strict=True)):
         own = len(prompt) - prefix.shape[0]
         fed = [step[row] for step in decoded[: max(0, len(tokens) - 1)]]
-        out.append(FrozenStates(layer, prefix, torch.cat([prompt_pass[row, width - own :], *fed])))
+        source = sources[row] if sources is not None else row
+        out.append(FrozenStates(layer, prefix, torch.cat([prompt_pass[source, width - own :], *fed])))
     return out
 
 

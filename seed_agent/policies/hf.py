@@ -349,7 +349,8 @@ class TransformersPolicy:
             tokens, logprobs, finish = self._decode(ids, vision, prefix, sampling, generator)
         states: list[FrozenStates | None] = [None] * size
         if stack and (not prefix.length or prefix.states is not None):
-            states = list(row_states(seen, self.frozen_layers, ids, prefix.states, tokens))
+            _, sources = distinct_rows(ids)  # (the prompts' pass ran once per distinct prompt)
+            states = list(row_states(seen, self.frozen_layers, ids, prefix.states, tokens, sources))
         completions = []
         for row in range(size):
             text = self.tokenizer.decode(tokens[row], skip_special_tokens=True)
@@ -368,6 +369,22 @@ class TransformersPolicy:
             )
         return completions
 
+    def _prefill(self, ids, vision, prefix: SharedPrefix) -> tuple[torch.Tensor, Any, EncodedBatch]:
+        """The prompts' pass after ``prefix``: each row's last logits, the cache and the batch's
+        layout. Identical prompts (a group's episodes at their first turn, or after the same
+        actions) run once, and their cache and logits are repeated for each row."""
+        distinct, rows = distinct_rows(ids) if not any(vision) else (list(range(len(ids))), None)
+        if rows is None:
+            output, batch = self._prefix_forward(ids, vision, logits_to_keep=1, use_cache=True, prefix=prefix)
+            return output.logits[:, -1, :], _cache_of(output), batch
+        once = [ids[i] for i in distinct]
+        output, batch = self._prefix_forward(once, [{} for _ in once], logits_to_keep=1, use_cache=True, prefix=prefix)
+        index = torch.tensor(rows, device=output.logits.device)
+        cache = _cache_of(output)
+        cache.batch_select_indices(index)
+        batch.attention_mask, batch.position_ids = batch.attention_mask[index], batch.position_ids[index]
+        return output.logits[index, -1, :], cache, batch
+
     def _decode(
         self, ids, vision, prefix: SharedPrefix, sampling: SamplingParams, generator
     ) -> tuple[list[list[int]], list[list[float]], list[str]]:
@@ -378,11 +395,11 @@ class TransformersPolicy:
         logprobs: list[list[float]] = [[] for _ in range(size)]
         finish = [""] * size
         stop_tail = max((len(s) for s in sampling.stop), default=0) + 8
-        output, batch = self._prefix_forward(ids, vision, logits_to_keep=1, use_cache=True, prefix=prefix)
+        logits, cache, batch = self._prefill(ids, vision, prefix)
         next_pos = batch.position_ids[..., -1:] + 1
         mask = batch.attention_mask
         for step in range(sampling.max_new_tokens):
-            logits = output.logits[:, -1, :].float()
+            logits = logits.float()
             chosen = sample_tokens(penalise_repeats(logits, tokens, sampling.repetition_penalty), sampling, generator)
             lp = torch.log_softmax(logits / temperature, dim=-1).gather(-1, chosen[:, None])[:, 0]
             for row in range(size):
@@ -403,7 +420,8 @@ class TransformersPolicy:
                     feed[row] = self.pad_id
             mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
             batch.attention_mask = mask
-            output = self._forward(batch, 1, cache=_cache_of(output), input_ids=feed[:, None], position_ids=next_pos)
+            output = self._forward(batch, 1, cache=cache, input_ids=feed[:, None], position_ids=next_pos)
+            logits, cache = output.logits[:, -1, :], _cache_of(output)
             next_pos = next_pos + 1
         return tokens, logprobs, finish
 
@@ -515,6 +533,19 @@ def _contiguous_input(module: Any, args: tuple) -> tuple | None:
     if args[0].dtype == torch.float32:
         return None
     return (args[0].contiguous(), *args[1:])
+
+
+def distinct_rows(ids: Sequence[Sequence[int]]) -> tuple[list[int], list[int] | None]:
+    """The first row of each distinct sequence in ``ids``, and for every row the position of its
+    sequence among those (None when all rows differ)."""
+    first: dict[tuple[int, ...], int] = {}
+    rows = [first.setdefault(tuple(seq), len(first)) for seq in ids]
+    if len(first) == len(ids):
+        return list(range(len(ids))), None
+    distinct = [0] * len(first)
+    for row, position in reversed(list(enumerate(rows))):
+        distinct[position] = row
+    return distinct, rows
 
 
 def _cache_of(output: Any) -> Any:
