@@ -400,7 +400,9 @@ class TransformersPolicy:
         mask = batch.attention_mask
         for step in range(sampling.max_new_tokens):
             logits = logits.float()
-            chosen = sample_tokens(penalise_repeats(logits, tokens, sampling.repetition_penalty), sampling, generator)
+            chosen = sample_tokens(
+                self._sampleable(penalise_repeats(logits, tokens, sampling.repetition_penalty)), sampling, generator
+            )
             lp = torch.log_softmax(logits / temperature, dim=-1).gather(-1, chosen[:, None])[:, 0]
             for row in range(size):
                 if finish[row]:
@@ -424,6 +426,16 @@ class TransformersPolicy:
             logits, cache = output.logits[:, -1, :], _cache_of(output)
             next_pos = next_pos + 1
         return tokens, logprobs, finish
+
+    def _sampleable(self, logits: torch.Tensor) -> torch.Tensor:
+        """``logits`` with a VLM's image placeholder token ruled out: a reply containing it would
+        not match the images when the row is scored. (Its log-prob is recorded from the logits
+        before this, as scoring computes it.)"""
+        if self.image_token_id is None:
+            return logits
+        out = logits.clone()
+        out[:, self.image_token_id] = float("-inf")
+        return out
 
     def _hits_stop(self, tokens: list[int], stop: Sequence[str], tail_tokens: int) -> bool:
         tail = self.tokenizer.decode(tokens[-tail_tokens:], skip_special_tokens=True)
