@@ -41,6 +41,7 @@ import yaml
 
 from seed_agent.agent import LLMAgent
 from seed_agent.models import load_named_policy, resolve_dtype
+from seed_agent.policies.frozen_states import keeping_frozen_states
 from seed_agent.policies.prefix_store import reusing_prefixes
 from seed_agent.skills import Skill, SkillLibrary, SkillResult
 from seed_envs.vector import make_vec
@@ -79,6 +80,11 @@ from seed_rl.skill_pass import (
 from seed_rl.skill_prompt import LibrarySkillBuilder
 from seed_rl.update import LossSettings, TrainRow, optimize
 from seed_rl.update_batch import UpdateBatch, merge_batches, skill_log_rows, slowest_seconds, update_metrics
+
+#: The share of ``memory_budget_gb`` a rollout may fill with the sampler's frozen states (beside
+#: what the budget bounds: weights, optimizer state and one micro-batch's pass); rows beyond it
+#: train from their full pass.
+FROZEN_STATES_SHARE = 0.25
 
 #: Config keys that may change when a run is resumed (the rest must match the run's config.yaml).
 RESUMABLE_KEYS = (
@@ -374,7 +380,13 @@ class Trainer:
         agent = LLMAgent(self.rollout_policy, self.builder, sampling)
         record_expert = cfg.algo == "seed" and cfg.analyzer == "scripted"
         progress = bar(len(starts), "rollout", self.show_progress)
-        with torch.no_grad(), reusing_prefixes(self.rollout_policy), progress as p:
+        room = int(FROZEN_STATES_SHARE * cfg.memory_budget_gb * 1e9)
+        with (
+            torch.no_grad(),
+            reusing_prefixes(self.rollout_policy),
+            keeping_frozen_states(self.rollout_policy, room),
+            progress as p,
+        ):
             return run_episodes(
                 self.vec,
                 agent,

@@ -47,7 +47,8 @@ def top_layer_learner():
 def sampled(policy, n=5, seed=11):
     builder = PromptBuilder(prompt_spec("sokoban"), style="act")
     prompts = [builder.build("Push the box.", "#_P_#\n" * (i + 1), ["up", "down"]) for i in range(n)]
-    return policy.generate(prompts, sampling=SamplingParams(temperature=1.0, max_new_tokens=6, seed=seed))
+    with policy.keeping_frozen_states(1 << 30):
+        return policy.generate(prompts, sampling=SamplingParams(temperature=1.0, max_new_tokens=6, seed=seed))
 
 
 def logprobs_and_grad(learner, completions, with_states):
@@ -106,3 +107,23 @@ def test_only_a_model_with_frozen_bottom_layers_keeps_states():
     assert switched_off.policy.frozen_layers == 0
     full = Learner(tiny_random_policy(seed=4), finetune="full", keep_reference=False)
     assert full.policy.frozen_layers == 0
+
+
+def test_states_are_kept_only_when_asked_and_within_their_room(top_layer_learner):
+    """No states outside ``keeping_frozen_states`` (evaluation, the analyzer); within it, a batch
+    whose states would overflow the room keeps none, and nothing is kept after it."""
+    policy = top_layer_learner.policy
+    builder = PromptBuilder(prompt_spec("sokoban"), style="act")
+    prompts = [builder.build("Push the box.", "#_P_#\n" * (i + 1), ["up", "down"]) for i in range(3)]
+    sampling = SamplingParams(temperature=1.0, max_new_tokens=4, seed=1)
+    assert all(c.frozen_states is None for c in policy.generate(prompts, sampling=sampling))
+    with policy.keeping_frozen_states(1 << 30):
+        kept = policy.generate(prompts, sampling=sampling)
+    one_batch = kept[0].frozen_states.prefix.numel() * kept[0].frozen_states.prefix.element_size()
+    one_batch += sum(c.frozen_states.own.numel() * c.frozen_states.own.element_size() for c in kept)
+    with policy.keeping_frozen_states(one_batch):  # room for exactly one batch
+        first, second = (policy.generate(prompts, sampling=sampling) for _ in range(2))
+    assert all(c.frozen_states is not None for c in first)
+    assert all(c.frozen_states is None for c in second)
+    with policy.keeping_frozen_states(one_batch - 1):
+        assert all(c.frozen_states is None for c in policy.generate(prompts, sampling=sampling))

@@ -44,12 +44,13 @@ def test_a_stored_prefix_samples_exactly_what_a_fresh_one_does(monkeypatch):
     passes = []
     original = type(policy)._forward
     monkeypatch.setattr(type(policy), "_forward", lambda self, *a, **k: passes.append(1) or original(self, *a, **k))
-    runs, counts = [policy.generate(prompts, sampling=sampling)], [len(passes)]
-    with policy.reusing_prefixes():
-        for _ in range(2):
-            runs.append(policy.generate(prompts, sampling=sampling))
-            counts.append(len(passes) - sum(counts))
-        assert len(policy._prefix_store) == 1
+    with policy.keeping_frozen_states(1 << 30):
+        runs, counts = [policy.generate(prompts, sampling=sampling)], [len(passes)]
+        with policy.reusing_prefixes():
+            for _ in range(2):
+                runs.append(policy.generate(prompts, sampling=sampling))
+                counts.append(len(passes) - sum(counts))
+            assert len(policy._prefix_store) == 1
     assert policy._prefix_store is None  # dropped with the context: the weights may change after it
     assert counts[1] == counts[0] and counts[2] == counts[0] - 1
     fresh = runs[0]
@@ -86,7 +87,8 @@ def test_batches_whose_shared_prefix_is_longer_or_shorter_than_a_stored_one_samp
     prompts = {name: [builder.build("Push the box.", o, ["up", "down"]) for o in obs] for name, obs in sets.items()}
     lengths = {name: policy.shared_prefix_length(policy.encode(p)[0], [{}] * 3) for name, p in prompts.items()}
     assert lengths["different at once"] < lengths["alike first line"] < lengths["alike two lines"]
-    fresh = {name: policy.generate(p, sampling=sampling) for name, p in prompts.items()}
+    with policy.keeping_frozen_states(1 << 30):
+        fresh = {name: policy.generate(p, sampling=sampling) for name, p in prompts.items()}
     passes = []
     original = type(policy)._prefix_pass
     monkeypatch.setattr(
@@ -94,7 +96,7 @@ def test_batches_whose_shared_prefix_is_longer_or_shorter_than_a_stored_one_samp
         "_prefix_pass",
         lambda self, ids, base, s: passes.append(base is not None) or original(self, ids, base, s),
     )
-    with policy.reusing_prefixes():
+    with policy.reusing_prefixes(), policy.keeping_frozen_states(1 << 30):
         stored = [(name, policy.generate(prompts[name], sampling=sampling)) for name in [*sets, *sets]]
     # the first batch's prefix runs whole; the second's is cut from it (a pass over the common
     # tokens, whole); the third extends the first (a pass over its extra tokens); the rest are stored
@@ -132,9 +134,10 @@ def test_identical_prompts_prefill_once_and_sample_as_if_each_ran(monkeypatch):
         "_prefix_forward",
         lambda self, seqs, *x, **k: rows_run.append(len(seqs)) or original(self, seqs, *x, **k),
     )
-    once = policy.generate(prompts, sampling=sampling)
-    monkeypatch.setattr(hf, "distinct_rows", lambda ids: (list(range(len(ids))), None))
-    every = policy.generate(prompts, sampling=sampling)
+    with policy.keeping_frozen_states(1 << 30):
+        once = policy.generate(prompts, sampling=sampling)
+        monkeypatch.setattr(hf, "distinct_rows", lambda ids: (list(range(len(ids))), None))
+        every = policy.generate(prompts, sampling=sampling)
     assert rows_run == [2, 5]
     for x, y in zip(once, every, strict=True):
         assert x.token_ids == y.token_ids

@@ -88,6 +88,8 @@ class TransformersPolicy:
         #: sampling keeps each row's hidden states entering layer ``frozen_layers``
         #: (``Completion.frozen_states``) and scoring may start there (:meth:`score_ids`).
         self.frozen_layers = 0
+        #: Within :meth:`keeping_frozen_states`, the bytes of states sampling may still keep.
+        self._states_room: int | None = None
         #: Shared prefixes already computed, within :meth:`reusing_prefixes` (else None).
         self._prefix_store: PrefixStore | None = None
         self.pad_id = _pad_id(tokenizer)
@@ -323,6 +325,17 @@ class TransformersPolicy:
         return SharedPrefix(len(ids), _cache_of(output), states)
 
     @contextlib.contextmanager
+    def keeping_frozen_states(self, max_bytes: int) -> Iterator[None]:
+        """Within the context, sampling keeps each row's states entering layer ``frozen_layers``
+        (where a learner set it), up to ``max_bytes`` in all: once a batch's would not fit, rows
+        get none and their passes run whole. Outside it (evaluation, the analyzer) none are kept."""
+        self._states_room = int(max_bytes)
+        try:
+            yield
+        finally:
+            self._states_room = None
+
+    @contextlib.contextmanager
     def reusing_prefixes(self) -> Iterator[None]:
         """Within the context the weights must not change: sampling computes each shared prefix
         once (its keys and values and its frozen states) and takes it from a store after that, over
@@ -342,7 +355,7 @@ class TransformersPolicy:
 
     def _generate_batch(self, ids, vision, sampling: SamplingParams, generator) -> list[Completion]:
         size = len(ids)
-        stack = self._frozen_stack(vision)
+        stack = self._frozen_stack(vision) if self._states_room else None
         prefix = self._shared_prefix(ids, vision, logits_to_keep=1, sampling=True)
         with contextlib.ExitStack() as scope:
             seen = scope.enter_context(capture_inputs(stack.layers[self.frozen_layers])) if stack else None
@@ -351,6 +364,13 @@ class TransformersPolicy:
         if stack and (not prefix.length or prefix.states is not None):
             _, sources = distinct_rows(ids)  # (the prompts' pass ran once per distinct prompt)
             states = list(row_states(seen, self.frozen_layers, ids, prefix.states, tokens, sources))
+            used = sum(s.own.numel() * s.own.element_size() for s in states)
+            if prefix.states is not None:
+                used += prefix.states.numel() * prefix.states.element_size()
+            if used > self._states_room:
+                states, self._states_room = [None] * size, 0  # full: keep no more
+            else:
+                self._states_room -= used
         completions = []
         for row in range(size):
             text = self.tokenizer.decode(tokens[row], skip_special_tokens=True)
