@@ -146,9 +146,9 @@ class Learner:
             from peft import LoraConfig, get_peft_model
 
             settings = lora or LoraSettings()
+            total = total_layers(model)
             only_top: dict[str, Any] = {}
             if settings.layers > 0:
-                total = total_layers(model)
                 only_top = {
                     "layers_to_transform": list(range(max(0, total - settings.layers), total)),
                     "layers_pattern": "layers",
@@ -162,8 +162,8 @@ class Learner:
                 **only_top,
             )
             self.peft_model = get_peft_model(model, config)  # injects the adapters into `model` itself
-            if reuse_frozen_states and 0 < settings.layers < total_layers(model) and not fsdp:
-                policy.frozen_layers = total_layers(model) - settings.layers
+            if reuse_frozen_states and 0 < settings.layers < total and not fsdp:
+                policy.frozen_layers = total - settings.layers
             training = Training.lora(shape, settings.targets, settings.rank, settings.layers)
         else:
             self.peft_model = None

@@ -59,7 +59,7 @@ from seed_rl.episode_log import append_episodes, episode_records, truncate_episo
 from seed_rl.evaluate import EvalResult, evaluate
 from seed_rl.learner import Learner, ScoreRow
 from seed_rl.progress import bar
-from seed_rl.rollout import Episode, EpisodeStart, run_episodes
+from seed_rl.rollout import Episode, EpisodeStart, StepRow, run_episodes
 from seed_rl.run_log import RunLog, truncate_jsonl
 from seed_rl.run_setup import (
     run_analyzer_settings,
@@ -133,10 +133,9 @@ def grpo_batch(episodes: list[Episode], cfg: TrainConfig) -> UpdateBatch:
     return UpdateBatch(episodes, rewards, advantages)
 
 
-def reusable_states(step: Any, ids: list[int]) -> Any:
+def reusable_states(step: StepRow, ids: list[int]) -> Any:
     """The sampler's hidden states of ``step`` where its row is scored with the ids it sampled from."""
-    states = getattr(step, "frozen_states", None)
-    return states if states is not None and ids == step.prompt_ids else None
+    return step.frozen_states if ids == step.prompt_ids else None
 
 
 def drop_frozen_states(batch: UpdateBatch) -> None:

@@ -300,8 +300,7 @@ class TransformersPolicy:
             base = store.get(known)
         elif common >= MIN_SHARED_PREFIX:  # a longer stored prefix shares the first `common` tokens
             base = self._prefix_pass(ids[:common], None, sampling)
-            store.put(ids[:common], base)
-            base = store.get(ids[:common])
+            store.put(ids[:common], base)  # (the store keeps a copy: `base` is ours to extend)
         if base is not None and base.length == shared:
             return base
         prefix = self._prefix_pass(ids, base, sampling)
@@ -357,12 +356,13 @@ class TransformersPolicy:
         size = len(ids)
         stack = self._frozen_stack(vision) if self._states_room else None
         prefix = self._shared_prefix(ids, vision, logits_to_keep=1, sampling=True)
+        distinct = distinct_rows(ids) if not any(vision) else (list(range(size)), None)
         with contextlib.ExitStack() as scope:
             seen = scope.enter_context(capture_inputs(stack.layers[self.frozen_layers])) if stack else None
-            tokens, logprobs, finish = self._decode(ids, vision, prefix, sampling, generator)
+            tokens, logprobs, finish = self._decode(ids, vision, prefix, distinct, sampling, generator)
         states: list[FrozenStates | None] = [None] * size
         if stack and (not prefix.length or prefix.states is not None):
-            _, sources = distinct_rows(ids)  # (the prompts' pass ran once per distinct prompt)
+            sources = distinct[1]  # (the prompts' pass ran once per distinct prompt)
             states = list(row_states(seen, self.frozen_layers, ids, prefix.states, tokens, sources))
             used = sum(s.own.numel() * s.own.element_size() for s in states)
             if prefix.states is not None:
@@ -389,11 +389,14 @@ class TransformersPolicy:
             )
         return completions
 
-    def _prefill(self, ids, vision, prefix: SharedPrefix) -> tuple[torch.Tensor, Any, EncodedBatch]:
+    def _prefill(
+        self, ids, vision, prefix: SharedPrefix, distinct: tuple[list[int], list[int] | None]
+    ) -> tuple[torch.Tensor, Any, EncodedBatch]:
         """The prompts' pass after ``prefix``: each row's last logits, the cache and the batch's
         layout. Identical prompts (a group's episodes at their first turn, or after the same
-        actions) run once, and their cache and logits are repeated for each row."""
-        distinct, rows = distinct_rows(ids) if not any(vision) else (list(range(len(ids))), None)
+        actions; ``distinct`` is :func:`distinct_rows` of ``ids``) run once, and their cache and
+        logits are repeated for each row."""
+        distinct, rows = distinct
         if rows is None:
             output, batch = self._prefix_forward(ids, vision, logits_to_keep=1, use_cache=True, prefix=prefix)
             return output.logits[:, -1, :], _cache_of(output), batch
@@ -406,7 +409,7 @@ class TransformersPolicy:
         return output.logits[index, -1, :], cache, batch
 
     def _decode(
-        self, ids, vision, prefix: SharedPrefix, sampling: SamplingParams, generator
+        self, ids, vision, prefix: SharedPrefix, distinct, sampling: SamplingParams, generator
     ) -> tuple[list[list[int]], list[list[float]], list[str]]:
         """The rows' prefill after ``prefix`` and the decode loop of :meth:`_generate_batch`: each
         row's sampled tokens, their log-probs, and why it stopped ("" while running)."""
@@ -415,7 +418,7 @@ class TransformersPolicy:
         logprobs: list[list[float]] = [[] for _ in range(size)]
         finish = [""] * size
         stop_tail = max((len(s) for s in sampling.stop), default=0) + 8
-        logits, cache, batch = self._prefill(ids, vision, prefix)
+        logits, cache, batch = self._prefill(ids, vision, prefix, distinct)
         next_pos = batch.position_ids[..., -1:] + 1
         mask = batch.attention_mask
         for step in range(sampling.max_new_tokens):
@@ -497,8 +500,9 @@ class TransformersPolicy:
         ``states``: the rows' :class:`FrozenStates` from sampling; where every row has them, the
         pass starts at layer ``frozen_layers`` (:meth:`_score_from_states`)."""
         vision = list(vision) if vision is not None else [{} for _ in prompt_ids]
-        if states is not None and all(s is not None for s in states) and self._frozen_stack(vision):
-            return self._score_from_states(prompt_ids, completions, states, temperature)
+        stack = self._frozen_stack(vision) if states is not None and all(s is not None for s in states) else None
+        if stack is not None:
+            return self._score_from_states(stack, prompt_ids, completions, states, temperature)
         sequences = [list(p) + list(c) for p, c in zip(prompt_ids, completions, strict=True)]
         keep = max(len(c) for c in completions) + 1
         output, batch = self._prefix_forward(sequences, vision, logits_to_keep=keep, use_cache=False)
@@ -509,6 +513,7 @@ class TransformersPolicy:
 
     def _score_from_states(
         self,
+        stack: Any,
         prompt_ids: Sequence[Sequence[int]],
         completions: Sequence[Sequence[int]],
         states: Sequence[FrozenStates],
@@ -525,7 +530,6 @@ class TransformersPolicy:
                     f"tokens at layer {self.frozen_layers}: they belong to another row or model"
                 )
         shared = self.shared_prefix_length(sequences, [{} for _ in sequences], own=max(len(c) for c in completions))
-        stack = decoder_stack(self.model)
         return logprobs_from_states(
             stack, self.frozen_layers, states, completions, shared, temperature, self._cache_arg
         )
