@@ -104,6 +104,28 @@ class ArmSummary:
         return [m for r in self.runs for m in r.metrics]
 
 
+def paired_difference(arm: ArmSummary, reference: ArmSummary, split: str, key: str = "success") -> Estimate | None:
+    """``arm - reference`` on ``split``, paired by training seed. Each seed both arms ran gives
+    ``d_s = rate_arm(s) - rate_reference(s)`` (the two runs share the seed's train tasks, sampling
+    seed and evaluation rooms); the result is ``mean(d) ± t_{0.975, n-1} · s_d / sqrt(n)``, Student's
+    95% interval over those seeds (:func:`~seed_rl.stats.mean_t_ci`), cut to [-1, 1] (the range of a
+    difference of rates). Pairing
+    removes what the seeds share, so this interval can be narrower than the two arms' own intervals
+    suggest. None with fewer than two common seeds: one difference has no spread to measure."""
+    differences = seed_differences(arm, reference, split, key)
+    if len(differences) < 2:
+        return None
+    estimate = mean_t_ci(differences)
+    return Estimate(estimate.mean, max(-1.0, estimate.low), min(1.0, estimate.high), estimate.n)
+
+
+def seed_differences(arm: ArmSummary, reference: ArmSummary, split: str, key: str = "success") -> list[float]:
+    """``rate_arm(s) - rate_reference(s)`` for each training seed ``s`` both arms ran, by seed."""
+    mine = {r.config.seed: summary_estimate(r.evaluation[split], key).mean for r in arm.runs}
+    theirs = {r.config.seed: summary_estimate(r.evaluation[split], key).mean for r in reference.runs}
+    return [mine[s] - theirs[s] for s in sorted(set(mine) & set(theirs))]
+
+
 def family_names(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary], split: str) -> list[str]:
     """Every task family that the untrained model or any arm met on ``split``, sorted."""
     return sorted(set(family_estimates(untrained[split])) | {f for a in arms for f in a.families(split)})

@@ -1,6 +1,7 @@
 """The markdown of ``seed compare``: one row per arm (and data fraction), success per evaluation
 split with its 95% interval over training seeds, the training signals, and the compute columns;
-then success per task family, and success against the share of training data.
+then the differences between arms paired by training seed, success per task family, and success
+against the share of training data.
 
 Every number is a mean over the arm's runs (one per training seed); intervals follow
 :class:`~seed_rl.arm_summary.ArmSummary`: Wilson over episodes for one seed, Student over seeds
@@ -13,7 +14,15 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from seed_rl.arm_summary import ArmResult, ArmSummary, family_estimates, family_names, summary_estimate
+from seed_rl.arm_summary import (
+    ArmResult,
+    ArmSummary,
+    family_estimates,
+    family_names,
+    paired_difference,
+    seed_differences,
+    summary_estimate,
+)
 from seed_rl.arms import ARMS
 from seed_rl.stats import Estimate, format_percent, mean_ci
 from seed_rl.tables import markdown_table
@@ -23,6 +32,9 @@ def comparison_report(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSu
     """Every table of a comparison, with the notes that say how to read them."""
     splits = list(untrained)
     parts = [main_table(untrained, arms, differing)]
+    differences = difference_table(arms, splits[0])
+    if differences:
+        parts += ["", f"Differences paired by training seed ({splits[0]}):", "", differences]
     family = family_table(untrained, arms, splits[0])
     if family:
         parts += ["", f"Success % per task family ({splits[0]}):", "", family]
@@ -99,6 +111,62 @@ def main_table(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary],
     if differing:
         note += f"\nWARNING: the arms' budgets differ on {', '.join(differing)} (--force)."
     return markdown_table(headers, rows) + note
+
+
+def compared_pairs(arms: Sequence[ArmSummary]) -> list[tuple[ArmSummary, ArmSummary]]:
+    """(arm, reference) pairs at one data fraction: every arm against GRPO, and every SEED
+    ablation (``seed-*``) against SEED, which it differs from by one part."""
+    by_key = {(a.name, a.fraction): a for a in arms}
+    pairs = []
+    for arm in arms:
+        for reference in ("grpo", "seed"):
+            other = by_key.get((reference, arm.fraction))
+            ablation = reference == "grpo" or arm.name.startswith("seed-")
+            if other is not None and other is not arm and ablation:
+                pairs.append((arm, other))
+    return pairs
+
+
+def difference_table(arms: Sequence[ArmSummary], split: str) -> str:
+    """Success and invalid-step differences (percentage points) of each compared pair, paired by
+    training seed (:func:`~seed_rl.arm_summary.paired_difference`); empty where no pair shares two
+    seeds."""
+    rows = []
+    for arm, reference in compared_pairs(arms):
+        success = paired_difference(arm, reference, split)
+        invalid = paired_difference(arm, reference, split, "invalid")
+        if success is None or invalid is None:
+            continue
+        by_seed = seed_differences(arm, reference, split)
+        ahead, behind = sum(d > 0 for d in by_seed), sum(d < 0 for d in by_seed)
+        rows.append(
+            [
+                f"{arm_label(arm)} - {arm_label(reference)}",
+                str(len(by_seed)),
+                _points(success),
+                _points(invalid),
+                f"{ahead} / {len(by_seed) - ahead - behind} / {behind}",
+            ]
+        )
+    if not rows:
+        return ""
+    headers = [
+        "arms",
+        "common seeds",
+        "success difference, points [95% CI]",
+        "invalid-step difference, points [95% CI]",
+        "seeds ahead / tied / behind",
+    ]
+    note = (
+        "\nEach training seed's difference between the two runs (same train tasks, sampling seed and "
+        "evaluation rooms), with Student's 95% interval over the seeds; an interval that holds 0 is "
+        "no measured difference."
+    )
+    return markdown_table(headers, rows) + note
+
+
+def _points(estimate: Estimate) -> str:
+    return f"{100 * estimate.mean:+.1f} [{100 * estimate.low:+.1f}, {100 * estimate.high:+.1f}]"
 
 
 def family_table(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary], split: str) -> str:

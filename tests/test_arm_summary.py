@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from seed_rl.arm_summary import ArmResult, group_results
+from seed_rl.arm_summary import ArmResult, group_results, paired_difference
 from seed_rl.config import ConfigError, load_config
 from seed_rl.run_setup import UNBOUNDED_TASKS, train_task_pool
 
@@ -49,6 +49,26 @@ def test_two_seeds_give_the_mean_with_students_interval_by_hand():
     assert xs == [1, 2] and ys == pytest.approx([0.25, 0.75])
     # each update's two rates differ by 0.5: half-width 12.7062 * 0.25 = 3.18, cut to a rate's [0, 1]
     assert lows == [0.0, 0.0] and highs == [1.0, 1.0]
+
+
+def test_paired_difference_over_common_seeds_by_hand():
+    # seeds 0, 1, 2 in both; seed 3 only in seed: left out. Differences 0.25, 0.0, 0.125:
+    # mean 0.125, s = 0.125, s / sqrt(3) = 0.072169; t(0.975, 2) = 4.302653, half = 0.310521
+    seed = group_results([run("seed", s, v, [0.5]) for s, v in [(0, 0.5), (1, 0.25), (2, 0.375), (3, 1.0)]])[0]
+    grpo = group_results([run("grpo", s, v, [0.5]) for s, v in [(0, 0.25), (1, 0.25), (2, 0.25)]])[0]
+    difference = paired_difference(seed, grpo, "valid_unseen")
+    assert difference.mean == pytest.approx(0.125) and difference.n == 3
+    assert (difference.low, difference.high) == pytest.approx((0.125 - 0.310521, 0.125 + 0.310521), abs=1e-5)
+    assert paired_difference(grpo, seed, "valid_unseen").mean == pytest.approx(-0.125)
+    # invalid rates are all 0.5: no difference and no spread
+    invalid = paired_difference(seed, grpo, "valid_unseen", "invalid")
+    assert (invalid.mean, invalid.low, invalid.high) == (0.0, 0.0, 0.0)
+    one = group_results([run("grpo", 0, 0.25, [0.5])])[0]
+    assert paired_difference(seed, one, "valid_unseen") is None  # one common seed: no spread to measure
+    # differences +0.5 and -0.5: s / sqrt(2) = 0.5, t(0.975, 1) = 12.7062, half-width 6.35, cut to [-1, 1]
+    wide = group_results([run("grpo", s, v, [0.5]) for s, v in [(0, 0.0), (1, 0.75)]])[0]
+    cut = paired_difference(seed, wide, "valid_unseen")
+    assert (cut.mean, cut.low, cut.high) == (0.0, -1.0, 1.0)
 
 
 def test_families_average_over_seeds_and_runs_group_by_fraction():

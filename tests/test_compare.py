@@ -149,6 +149,14 @@ def test_several_training_seeds_data_fractions_and_splits(tmp_path, capsys):
     assert "| 2 (" in grpo_row  # two training seeds, each one's success listed
     assert "| grpo @ 50% data" in table and "50% of train tasks" in table and "Student's 95% interval" in table
     assert set(data["untrained"]) == {"valid_unseen", "valid_seen"}
+    # seed-lambda0 against grpo, paired by seed: the mean of the two seeds' differences
+    ablation = [r for r in runs if r["arm"] == "seed-lambda0" and r["train_fraction"] == 1]
+    success = {(r["arm"], r["seed"]): r["evaluation"]["valid_unseen"]["success"] for r in [*ablation, *grpo]}
+    difference = sum(success[("seed-lambda0", s)] - success[("grpo", s)] for s in (0, 1)) / 2
+    cells = next(line for line in table.splitlines() if line.startswith("| seed-lambda0 - grpo ")).split("|")
+    assert cells[2].strip() == "2" and cells[3].strip().startswith(f"{100 * difference:+.1f} [")
+    assert "Differences paired by training seed (valid_unseen)" in table
+    assert "| seed-lambda0 @ 50% data - grpo @ 50% data " in table and "- seed " not in table  # no seed arm here
     assert (out / "comparison.png").stat().st_size > 1000
     # every run is finished: a second call trains nothing
     assert main(args) == 0
