@@ -109,9 +109,9 @@ def paired_difference(arm: ArmSummary, reference: ArmSummary, split: str, key: s
     ``d_s = rate_arm(s) - rate_reference(s)`` (the two runs share the seed's train tasks, sampling
     seed and evaluation rooms); the result is ``mean(d) ± t_{0.975, n-1} · s_d / sqrt(n)``, Student's
     95% interval over those seeds (:func:`~seed_rl.stats.mean_t_ci`), cut to [-1, 1] (the range of a
-    difference of rates). Pairing
-    removes what the seeds share, so this interval can be narrower than the two arms' own intervals
-    suggest. None with fewer than two common seeds: one difference has no spread to measure."""
+    difference of rates). Pairing removes what the seeds share, so this interval can be narrower
+    than the two arms' own intervals suggest. None with fewer than two common seeds: one difference
+    has no spread to measure."""
     differences = seed_differences(arm, reference, split, key)
     if len(differences) < 2:
         return None

@@ -121,8 +121,8 @@ def compared_pairs(arms: Sequence[ArmSummary]) -> list[tuple[ArmSummary, ArmSumm
     for arm in arms:
         for reference in ("grpo", "seed"):
             other = by_key.get((reference, arm.fraction))
-            ablation = reference == "grpo" or arm.name.startswith("seed-")
-            if other is not None and other is not arm and ablation:
+            compared = reference == "grpo" or arm.name.startswith("seed-")
+            if other is not None and other is not arm and compared:
                 pairs.append((arm, other))
     return pairs
 
@@ -134,9 +134,9 @@ def difference_table(arms: Sequence[ArmSummary], split: str) -> str:
     rows = []
     for arm, reference in compared_pairs(arms):
         success = paired_difference(arm, reference, split)
-        invalid = paired_difference(arm, reference, split, "invalid")
-        if success is None or invalid is None:
+        if success is None:  # fewer than two common seeds (the same seeds for the invalid rate)
             continue
+        invalid = paired_difference(arm, reference, split, "invalid")
         by_seed = seed_differences(arm, reference, split)
         ahead, behind = sum(d > 0 for d in by_seed), sum(d < 0 for d in by_seed)
         rows.append(
