@@ -1,7 +1,7 @@
 """Write the fixed task manifests of ``seed eval`` and ``seed compare`` (``seed_rl/manifests/``).
 
 Every manifest is made offline from the data this project generates itself: the procedural
-rooms and deals (Sokoban, EZPoints), the generated ALFWorld games, knowledge world and
+rooms, deals and corridors (Sokoban, EZPoints, Corridor), the generated ALFWorld games, knowledge world and
 WebShop catalog. Each env's task-defining keywords and data source are in :data:`SOURCES`
 (the shipped configs' settings). A manifest holds task ids and digests only, never data.
 
@@ -107,6 +107,18 @@ def webshop() -> tuple[dict[str, Any], dict[str, Any]]:
     }
 
 
+def corridor() -> tuple[dict[str, Any], dict[str, Any]]:
+    kwargs = {"max_distance": 3}
+    return kwargs, {
+        "kind": "procedural",
+        "description": "corridors of seed_envs.corridor (exit side and distance from the task index)",
+        "generator": "seed_envs.corridor.env.corridor_for",
+        "params": kwargs,
+        "seed": None,
+        "command": None,
+    }
+
+
 SOURCES = {
     "seed/Sokoban-v0": sokoban,
     "seed/EZPoints-v0": ezpoints,
@@ -114,6 +126,7 @@ SOURCES = {
     "seed/SearchQA-v0": searchqa,
     "seed/WebShop-v0": webshop,
     "seed/WebShopBrowser-v0": webshop,
+    "seed/Corridor-v0": corridor,
 }
 
 

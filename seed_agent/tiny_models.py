@@ -1,7 +1,7 @@
 """Tiny randomly initialised models (``model=tiny-random``): for tests and quick checks.
 
-A byte-level BPE tokenizer trained in-process on the project's own prompt text (every
-env's prompts and the analyzer prompt), a 2-layer Llama, and a 2-layer Qwen2.5-VL with
+A byte-level BPE tokenizer trained in-process on the project's own prompt text (the
+benchmark envs' prompts and the analyzer prompt), a 2-layer Llama, and a 2-layer Qwen2.5-VL with
 a tiny vision tower. Nothing is downloaded; building one takes about a second. They
 learn nothing useful: they exercise every code path of sampling, scoring and training.
 """
@@ -35,13 +35,18 @@ SPECIAL_TOKENS = [
 ]
 
 
+#: The envs whose prompts the tiny tokenizer is trained on. Fixed, so that a new env's prompt does
+#: not change the tiny model's vocabulary (and with it every tiny-random run and checkpoint).
+TOKENIZER_ENVS = ("seed/ALFWorld-v0", "seed/WebShop-v0", "seed/SearchQA-v0", "seed/Sokoban-v0", "seed/EZPoints-v0")
+
+
 def _corpus() -> list[str]:
-    from seed_agent.prompts import PROMPT_MODULES, PromptBuilder, prompt_spec
+    from seed_agent.prompts import PromptBuilder, prompt_spec
     from seed_agent.skills import analyzer_prompt
     from seed_agent.trajectory import StepRecord, Trajectory
 
     texts = []
-    for env in PROMPT_MODULES:
+    for env in TOKENIZER_ENVS:
         for style in ("think", "act"):
             prompt = PromptBuilder(prompt_spec(env), style=style).build("find the goal", "You see a room.", ["look"])
             texts.append(prompt.render())

@@ -1,6 +1,7 @@
 """Gymnasium ids of the seed envs, registered on ``import seed_envs``.
 
-``max_episode_steps`` follows the SEED paper's settings. Entry points are strings,
+``max_episode_steps`` follows the SEED paper's settings (``seed/Corridor-v0``, a toy for
+tests that trainers learn, is not one of its benchmarks). Entry points are strings,
 so registering imports no env module: ``gym.make`` imports only the env it builds.
 """
 
@@ -29,6 +30,8 @@ ENVS: tuple[EnvEntry, ...] = (
     EnvEntry("seed/SearchQA-v0", "seed_envs.searchqa.env:SearchQAEnv", 4),
     EnvEntry("seed/WebShop-v0", "seed_envs.webshop.env:WebShopEnv", 15),
     EnvEntry("seed/WebShopBrowser-v0", "seed_envs.webshop.browser_env:WebShopBrowserEnv", 15, needs_browser=True),
+    # not a benchmark: a toy with a known optimal policy, for tests that trainers learn
+    EnvEntry("seed/Corridor-v0", "seed_envs.corridor.env:CorridorEnv", 6),
 )
 
 

@@ -199,11 +199,11 @@ def evaluate_untrained(
             return saved["by_split"]
     from seed_agent.models import load_named_policy
     from seed_rl.evaluate import evaluate
-    from seed_rl.run_setup import run_env_kwargs, run_prompt_builder, run_sampling
+    from seed_rl.run_setup import eval_sampling, run_env_kwargs, run_prompt_builder
 
     policy = load_named_policy(cfg.model, dtype=cfg.dtype, vlm=cfg.visual, seed=cfg.seed)
     builder = run_prompt_builder(cfg)
-    sampling = run_sampling(cfg)
+    sampling = eval_sampling(cfg)
     by_split = {
         split: evaluate(
             policy,
@@ -214,6 +214,7 @@ def evaluate_untrained(
             sampling=sampling,
             seeds=eval_seeds,
             env_kwargs=run_env_kwargs(cfg, split),
+            progress=cfg.progress,
         ).summary()
         for split, tasks in eval_tasks.items()
     }

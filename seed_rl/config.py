@@ -100,6 +100,10 @@ class TrainConfig:
     # sampling
     temperature: float = 1.0
     top_p: float = 1.0
+    top_k: int = 0  # > 0: sample from the k most likely tokens only
+    # evaluation: every row of a table plays greedily (0), or at this temperature, whatever `temperature`
+    # the rollouts sample at (seed_rl/evaluate.py says why)
+    eval_temperature: float = 0.0
     max_new_tokens: int = 32
     style: str = "act"
     one_shot: bool = True
@@ -191,6 +195,8 @@ class TrainConfig:
             "clip_low",
             "clip_high",
             "temperature",
+            "eval_temperature",
+            "top_k",
             "lr",
             "vllm_engines",
             "micro_batch_rows",

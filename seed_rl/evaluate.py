@@ -6,6 +6,14 @@ builder injects one: the Skill-Prompt baseline). Tasks are picked by index in th
 :mod:`seed_rl.manifests`), and each task is played once per evaluation seed. Success is
 reported with its Wilson 95% interval, the score with a normal interval, and per task
 family where the env has families (ALFWorld's six task types).
+
+**One protocol.** Every row of every table plays under the same sampling: greedy by default
+(``eval_temperature=0``, :func:`seed_rl.run_setup.eval_sampling`), kept apart from the rollouts'
+sampling (``temperature``, ``top_p``, ``top_k``). Greedy makes a policy's score a property of its
+weights, not of one sampling seed, and gives the untrained model its best decoding too, so a gain
+is not the untrained model's sampling noise (at T=1.0 a 135M model's replies over 49k tokens are
+often junk). ``eval_temperature`` > 0 plays at that temperature instead, as a low-temperature
+validation does; several ``seeds`` are then several samples of each task.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from seed_agent.policies.base import Policy, SamplingParams
 from seed_agent.policies.prefix_store import reusing_prefixes
 from seed_agent.prompts import PromptBuilder
 from seed_envs.vector import make_vec
+from seed_rl.progress import bar
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
 from seed_rl.stats import Estimate, mean_ci, proportion_ci
 
@@ -103,9 +112,11 @@ def evaluate(
     seeds: Sequence[int] = (0,),
     env_kwargs: dict[str, Any] | None = None,
     task_ids: Sequence[str] | None = None,
+    progress: bool = True,
 ) -> EvalResult:
     """Play every task of ``task_indices`` (or of ``task_ids``) once per seed; the builder's
-    prompts go to the policy as they are (no skill unless the builder adds one)."""
+    prompts go to the policy as they are (no skill unless the builder adds one). ``progress``
+    shows a bar of episodes played (on stderr)."""
     if task_ids is not None and len(task_indices):
         raise ValueError("give task_indices or task_ids, not both")
     started = time.perf_counter()
@@ -116,10 +127,15 @@ def evaluate(
         starts = [EpisodeStart(options={"split": split, "index": int(i)}, group=k) for k, i in enumerate(task_indices)]
     if not starts:
         raise ValueError("no tasks to evaluate")
-    with make_vec(env, min(len(starts), MAX_EVAL_ENVS), backend="sync", **(env_kwargs or {})) as vec:
+    with (
+        make_vec(env, min(len(starts), MAX_EVAL_ENVS), backend="sync", **(env_kwargs or {})) as vec,
+        bar(len(starts) * len(seeds), f"eval {split}", progress) as played,
+    ):
         for seed in seeds:
             agent = LLMAgent(policy, builder, dataclasses.replace(sampling, seed=seed))
             with torch.no_grad(), reusing_prefixes(policy):
-                result.episodes += run_episodes(vec, agent, starts, env_id=env)
+                result.episodes += run_episodes(
+                    vec, agent, starts, env_id=env, on_episode_end=lambda _: played.update(1)
+                )
     result.seconds = time.perf_counter() - started
     return result

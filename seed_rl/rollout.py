@@ -68,6 +68,8 @@ class StepRow:
     prompt_ids: list[int] = field(default_factory=list)
     token_ids: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
+    #: The entropy of each sampled token's distribution (where the policy reports it).
+    entropies: list[float] = field(default_factory=list)
     images: tuple[Any, ...] = ()
     error: str = ""
     expert_action: str | None = None
@@ -277,6 +279,7 @@ def _row(
         prompt_ids=list(completion.prompt_token_ids) if completion is not None else [],
         token_ids=list(completion.token_ids) if completion is not None else [],
         logprobs=list(completion.logprobs) if completion is not None else [],
+        entropies=list(completion.entropies) if completion is not None else [],
         images=tuple(decision.images),
         error=error,
         expert_action=expert_action,

@@ -40,7 +40,8 @@ def truncate_jsonl(path: str | os.PathLike[str], keep: Callable[[dict[str, Any]]
 
 
 def summary_line(metrics: dict[str, Any]) -> str:
-    """One line per update for the terminal: success, invalid rate, length, signal, loss, SEED's gate."""
+    """One line per update for the terminal: success, invalid rate, length, signal, loss, the
+    collapse signs (:mod:`seed_rl.collapse`), SEED's gate."""
     parts = [
         f"update {metrics['update']:>3}",
         f"success {metrics['success']:.2f}",
@@ -49,6 +50,12 @@ def summary_line(metrics: dict[str, Any]) -> str:
         f"signal {metrics['groups_with_signal']:.2f}",
         f"loss {metrics.get('loss', 0.0):+.4f}",
     ]
+    if "entropy" in metrics:
+        parts.append(f"entropy {metrics['entropy']:.2f}")
+    if "junk_rate" in metrics:
+        parts.append(f"junk {metrics['junk_rate']:.2f}")
+    if "distinct_action_share" in metrics:
+        parts.append(f"distinct {metrics['distinct_action_share']:.2f}")
     if "gate_mean" in metrics:
         parts.append(f"gate {metrics['gate_mean']:.2f}")
     if "skill_parse_rate" in metrics:

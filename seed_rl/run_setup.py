@@ -90,13 +90,22 @@ def run_prompt_builder(
 
 
 def run_sampling(cfg: TrainConfig, seed: int | None = None, temperature: float | None = None) -> SamplingParams:
-    """How a run samples actions (the builder adds its stop strings)."""
+    """How a run samples actions in its rollouts (the builder adds its stop strings)."""
     return SamplingParams(
         temperature=cfg.temperature if temperature is None else temperature,
         top_p=cfg.top_p,
+        top_k=cfg.top_k,
         max_new_tokens=cfg.max_new_tokens,
         seed=seed,
     )
+
+
+def eval_sampling(cfg: TrainConfig, temperature: float | None = None) -> SamplingParams:
+    """How every evaluation of a run plays (the untrained model's included): greedy by default
+    (``eval_temperature=0``), else at ``eval_temperature`` with the rollouts' top-p and top-k.
+    ``temperature`` overrides the config's, as ``seed eval --temperature`` does."""
+    chosen = cfg.eval_temperature if temperature is None else temperature
+    return run_sampling(cfg, temperature=chosen)
 
 
 def run_lora_settings(cfg: TrainConfig) -> LoraSettings:

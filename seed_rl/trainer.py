@@ -47,6 +47,7 @@ from seed_agent.skills import Skill, SkillLibrary, SkillResult
 from seed_envs.vector import make_vec
 from seed_rl.advantages import grpo_advantages
 from seed_rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from seed_rl.collapse import CollapseWatch
 from seed_rl.config import ConfigError, TrainConfig, is_external_analyzer
 from seed_rl.distributed import (
     barrier,
@@ -62,6 +63,7 @@ from seed_rl.progress import bar
 from seed_rl.rollout import Episode, EpisodeStart, StepRow, run_episodes
 from seed_rl.run_log import RunLog, truncate_jsonl
 from seed_rl.run_setup import (
+    eval_sampling,
     run_analyzer_settings,
     run_env_kwargs,
     run_lora_settings,
@@ -238,6 +240,7 @@ class Trainer:
         if self.engine is not None:
             self.engine.sync(self.update_index)
         self.warnings: list[str] = []
+        self.collapse = CollapseWatch()
 
     # -------------------------------------------------------------- setup
     def _resolve_config(self, cfg: TrainConfig, resume: bool) -> TrainConfig:
@@ -337,6 +340,9 @@ class Trainer:
             add_to_library(self.library, gathered.episodes, gathered.skills)
         passes = 1 + int(cfg.kl_coef > 0) + int(self.rescore_pass)
         metrics = update_metrics(gathered, stats, seconds, update=self.update_index, passes=passes)
+        for warning in self.collapse.check(metrics) if self.main else ():
+            print(f"warning: {warning}", flush=True)
+            self.warnings.append(warning)
         if self.log is not None:
             self.log.write(metrics)
             self._log_skills(gathered)
@@ -538,8 +544,10 @@ class Trainer:
         temperature: float | None = None,
         skills: SkillLibrary | None = None,
     ) -> EvalResult:
-        """The current policy on fixed tasks of ``split``, with no skill (the paper's deployment), or
-        with the best match of ``skills`` for each task in its prompts (the Skill-Prompt ablation)."""
+        """The current policy on fixed tasks of ``split`` under the run's evaluation protocol
+        (:func:`~seed_rl.run_setup.eval_sampling`; ``temperature`` overrides it), with no skill
+        (the paper's deployment), or with the best match of ``skills`` for each task in its
+        prompts (the Skill-Prompt ablation)."""
         cfg = self.cfg
         if skills is None:
             builder = run_prompt_builder(cfg, self.learner.count_tokens, self.max_prompt_tokens)
@@ -547,7 +555,7 @@ class Trainer:
             base = run_prompt_builder(cfg, self.learner.count_tokens, self.max_prompt_tokens - cfg.skill_reserve_tokens)
             builder = LibrarySkillBuilder(base, skills, self.max_prompt_tokens, env=cfg.env)
         kwargs = run_env_kwargs(cfg, split)
-        sampling = run_sampling(cfg, temperature=temperature)
+        sampling = eval_sampling(cfg, temperature)
         return evaluate(
             self.rollout_policy,
             builder,
@@ -557,6 +565,7 @@ class Trainer:
             sampling=sampling,
             seeds=seeds,
             env_kwargs=kwargs,
+            progress=self.show_progress,
         )
 
     def close(self) -> None:

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from seed_agent.skills import Skill, SkillResult
+from seed_rl.collapse import action_metrics
 from seed_rl.rollout import Episode
 from seed_rl.skill_pass import SkillReport
 from seed_rl.update import TrainRow
@@ -104,6 +105,7 @@ def update_metrics(
         "tokens_scored": train_tokens * passes + teacher_tokens,
         "tokens_scored_teacher": teacher_tokens,
         "opd_rows": sum(r.skill_logp is not None for r in batch.rows),
+        **action_metrics(rows),
     }
     out.update(stats)
     if batch.skill_report is not None:

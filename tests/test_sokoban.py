@@ -17,7 +17,7 @@ def is_move(action: str) -> bool:
     return action.strip().lower() in ACTIONS
 
 
-@pytest.mark.parametrize("mode", ["image", "text", "both"])
+@pytest.mark.parametrize("mode", ["image", "text", "both", "positions"])
 def test_conforms_to_the_seed_contract(mode):
     check_seed_env(gym.make("seed/Sokoban-v0", observation_mode=mode))
 
@@ -26,6 +26,28 @@ def test_text_mode_has_no_image_and_shows_the_grid_with_a_legend():
     obs, _ = gym.make("seed/Sokoban-v0", observation_mode="text").reset(seed=0)
     assert set(obs) == {"text"}
     assert "Legend:" in obs["text"] and "P" in obs["text"] and "#" in obs["text"]
+
+
+def test_positions_mode_names_each_object_by_row_column_and_offset_from_the_player():
+    env = SokobanEnv(observation_mode="positions")
+    obs, _ = env.reset(options={"split": "valid_unseen", "index": 0})
+    room = env.room
+    (box,) = room.boxes
+    (target,) = [tuple(int(v) for v in cell) for cell in np.argwhere(room.fixed == TARGET)]
+    (pr, pc) = room.player
+    text = obs["text"]
+    assert set(obs) == {"text"} and room.to_text() in text  # the grid stays
+    assert f"You are at row {pr}, column {pc}." in text
+    for kind, (r, c) in (("Box", box), ("Target", target)):
+        rows = f"{abs(r - pr)} {'down' if r > pr else 'up'}" if r != pr else ""
+        cols = f"{abs(c - pc)} {'right' if c > pc else 'left'}" if c != pc else ""
+        assert f"{kind} at row {r}, column {c}: {', '.join(p for p in (rows, cols) if p)} of you." in text
+    plan = solve(room)
+    for move in plan[:-1]:
+        obs, *_ = env.step(move)
+        assert f"You are at row {env.room.player[0]}, column {env.room.player[1]}." in obs["text"]
+    obs, *_ = env.step(plan[-1])
+    assert "(on a target)" in obs["text"]
 
 
 def test_fuzzing_never_crashes_and_reports_invalid():

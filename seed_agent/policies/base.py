@@ -75,6 +75,9 @@ class Completion:
     text: str
     token_ids: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
+    #: Per sampled token, the entropy (nats) of the distribution the log-probs are taken from,
+    #: ``softmax(z / T)`` (local back ends; empty where the back end does not expose it).
+    entropies: list[float] = field(default_factory=list)
     finish_reason: str = "length"
     prompt_tokens: int = 0
     prompt_token_ids: list[int] = field(default_factory=list)

@@ -359,7 +359,7 @@ class TransformersPolicy:
         distinct = distinct_rows(ids) if not any(vision) else (list(range(size)), None)
         with contextlib.ExitStack() as scope:
             seen = scope.enter_context(capture_inputs(stack.layers[self.frozen_layers])) if stack else None
-            tokens, logprobs, finish = self._decode(ids, vision, prefix, distinct, sampling, generator)
+            tokens, logprobs, entropies, finish = self._decode(ids, vision, prefix, distinct, sampling, generator)
         states: list[FrozenStates | None] = [None] * size
         if stack and (not prefix.length or prefix.states is not None):
             sources = distinct[1]  # (the prompts' pass ran once per distinct prompt)
@@ -381,6 +381,7 @@ class TransformersPolicy:
                     text=text,
                     token_ids=tokens[row],
                     logprobs=logprobs[row],
+                    entropies=entropies[row],
                     finish_reason=finish[row] or "length",
                     prompt_tokens=len(ids[row]),
                     prompt_token_ids=list(ids[row]),
@@ -410,12 +411,14 @@ class TransformersPolicy:
 
     def _decode(
         self, ids, vision, prefix: SharedPrefix, distinct, sampling: SamplingParams, generator
-    ) -> tuple[list[list[int]], list[list[float]], list[str]]:
+    ) -> tuple[list[list[int]], list[list[float]], list[list[float]], list[str]]:
         """The rows' prefill after ``prefix`` and the decode loop of :meth:`_generate_batch`: each
-        row's sampled tokens, their log-probs, and why it stopped ("" while running)."""
+        row's sampled tokens, their log-probs, the entropy of each token's distribution, and why
+        it stopped ("" while running)."""
         size, temperature = len(ids), sampling.logprob_temperature
         tokens: list[list[int]] = [[] for _ in range(size)]
         logprobs: list[list[float]] = [[] for _ in range(size)]
+        entropies: list[list[float]] = [[] for _ in range(size)]
         finish = [""] * size
         stop_tail = max((len(s) for s in sampling.stop), default=0) + 8
         logits, cache, batch = self._prefill(ids, vision, prefix, distinct)
@@ -426,13 +429,16 @@ class TransformersPolicy:
             chosen = sample_tokens(
                 self._sampleable(penalise_repeats(logits, tokens, sampling.repetition_penalty)), sampling, generator
             )
-            lp = torch.log_softmax(logits / temperature, dim=-1).gather(-1, chosen[:, None])[:, 0]
+            log_p = torch.log_softmax(logits / temperature, dim=-1)
+            lp = log_p.gather(-1, chosen[:, None])[:, 0]
+            entropy = -(log_p.exp() * log_p).nan_to_num().sum(dim=-1)
             for row in range(size):
                 if finish[row]:
                     continue
                 token = int(chosen[row])
                 tokens[row].append(token)
                 logprobs[row].append(float(lp[row]))
+                entropies[row].append(float(entropy[row]))
                 if token in self.eos_ids:
                     finish[row] = "eos"
                 elif sampling.stop and self._hits_stop(tokens[row], sampling.stop, stop_tail):
@@ -448,7 +454,7 @@ class TransformersPolicy:
             output = self._forward(batch, 1, cache=cache, input_ids=feed[:, None], position_ids=next_pos)
             logits, cache = output.logits[:, -1, :], _cache_of(output)
             next_pos = next_pos + 1
-        return tokens, logprobs, finish
+        return tokens, logprobs, entropies, finish
 
     def _sampleable(self, logits: torch.Tensor) -> torch.Tensor:
         """``logits`` with a VLM's image placeholder token ruled out: a reply containing it would

@@ -17,6 +17,7 @@ PROMPT_MODULES: dict[str, str] = {
     "seed/SearchQA-v0": "seed_agent.prompts.searchqa",
     "seed/Sokoban-v0": "seed_agent.prompts.sokoban",
     "seed/EZPoints-v0": "seed_agent.prompts.ezpoints",
+    "seed/Corridor-v0": "seed_agent.prompts.corridor",
 }
 
 

@@ -1,4 +1,5 @@
-"""``seed/Sokoban-v0``: push every box onto a target, seen as an image, as text, or both."""
+"""``seed/Sokoban-v0``: push every box onto a target, seen as an image, as text (the grid, or
+the grid with every object's position named), or both."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from seed_envs.sokoban.room import ACTIONS, LEGEND, Room
 from seed_envs.sokoban.solver import solve
 from seed_envs.spaces import quote_action
 
-OBSERVATION_MODES = ("image", "text", "both")
+#: ``positions``: the grid (no legend) and each object's row, column and offset from the player.
+OBSERVATION_MODES = ("image", "text", "both", "positions")
 
 STEP_PENALTY = -0.1
 BOX_ON_TARGET_REWARD = 1.0
@@ -51,7 +53,7 @@ class SokobanEnv(SeedEnv):
         self.config = RoomConfig(height=int(dim_room[0]), width=int(dim_room[1]), num_boxes=int(num_boxes))
         self.observation_mode = observation_mode
         self.tile_size = int(tile_size)
-        if observation_mode != "text":
+        if observation_mode in ("image", "both"):
             self.image_shape = (self.config.height * self.tile_size, self.config.width * self.tile_size)
         super().__init__(split=split, render_mode=render_mode)
         self.task_prefix = f"sokoban-{self.config.key}"
@@ -122,6 +124,8 @@ class SokobanEnv(SeedEnv):
         progress = f"Boxes on targets: {self.room.boxes_on_target()}/{len(self.room.boxes)}."
         if self.observation_mode == "image":
             return f"{feedback}\nThe room is shown in the image. {progress}"
+        if self.observation_mode == "positions":  # (the legend is in the prompt's rules)
+            return f"{feedback}\n{self.room.to_text()}\n{self.room.positions_text()}\n{progress}"
         grid = f"{self.room.to_text()}\nLegend: {LEGEND}."
         seen_as = "\nThe same room is shown in the image." if self.observation_mode == "both" else ""
         return f"{feedback}\n{grid}{seen_as}\n{progress}"

@@ -37,6 +37,13 @@ def walls_key(fixed: np.ndarray) -> str:
     return "".join("#" if v == WALL else "." for v in fixed.ravel()) + f"/{fixed.shape[1]}"
 
 
+def offset_text(rows: int, columns: int) -> str:
+    """A cell's offset from the player in moves: ``"1 down, 2 left of you"``, or ``"where you are"``."""
+    parts = [f"{abs(rows)} {'down' if rows > 0 else 'up'}"] if rows else []
+    parts += [f"{abs(columns)} {'right' if columns > 0 else 'left'}"] if columns else []
+    return ", ".join(parts) + " of you" if parts else "where you are"
+
+
 @dataclass(frozen=True)
 class Room:
     """A Sokoban position: fixed layer, box cells and the player's cell."""
@@ -66,6 +73,18 @@ class Room:
 
     def to_text(self) -> str:
         return "\n".join("".join(SYMBOLS[int(v)] for v in row) for row in self.cells())
+
+    def positions_text(self) -> str:
+        """Where the player, each box and each target are, by row and column (0 is the top row and
+        the left column), and each box and target as moves away from the player."""
+        pr, pc = self.player
+        lines = [f"You are at row {pr}, column {pc}."]
+        targets = [(int(r), int(c)) for r, c in np.argwhere(self.fixed == TARGET)]
+        for kind, cells in (("Box", sorted(self.boxes)), ("Target", targets)):
+            for r, c in cells:
+                on = " (on a target)" if kind == "Box" and self.fixed[r, c] == TARGET else ""
+                lines.append(f"{kind} at row {r}, column {c}{on}: {offset_text(r - pr, c - pc)}.")
+        return "\n".join(lines)
 
     def move(self, action: str) -> tuple[Room, int]:
         """Apply a move; return the new room and the change in boxes on targets.

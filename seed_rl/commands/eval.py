@@ -33,7 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--split", default="valid_unseen", help="train, valid_seen or valid_unseen")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="sampling seeds; each task once per seed")
     parser.add_argument("--episodes", type=int, default=None, help="the manifest's first N tasks (default: all)")
-    parser.add_argument("--temperature", type=float, default=None, help="default: the run's, else 1.0")
+    parser.add_argument(
+        "--temperature", type=float, default=None, help="default: the run's eval_temperature, else 0 (greedy)"
+    )
     parser.add_argument("--max-steps", type=int, default=None, help="steps per episode (default: the run's/env's)")
     skill = parser.add_mutually_exclusive_group()
     skill.add_argument("--skill", default=None, metavar="TEXT", help="a fixed skill put in every prompt")
@@ -83,7 +85,7 @@ def eval_config(args: argparse.Namespace, loaded: Any, env_id: str) -> Any:
         cfg = dataclasses.replace(cfg, env=env_id, env_kwargs={})
     changes: dict[str, Any] = {}
     if args.temperature is not None:
-        changes["temperature"] = args.temperature
+        changes["eval_temperature"] = args.temperature
     if args.max_steps is not None:
         changes["max_steps"] = args.max_steps
     if loaded.kind != "run":
@@ -158,7 +160,7 @@ def evaluate_command(args: argparse.Namespace) -> dict[str, Any]:
         "policy": args.policy,
         "policy_kind": loaded.kind,
         "checkpoint": str(loaded.checkpoint) if loaded.checkpoint else None,
-        "temperature": cfg.temperature,
+        "temperature": cfg.eval_temperature,
         "max_steps": cfg.max_steps or None,
         "style": cfg.style,
         "max_new_tokens": cfg.max_new_tokens,
@@ -175,7 +177,7 @@ def play(
 
     from seed_rl.evaluate import evaluate
     from seed_rl.manifests import TASKS_OF, ManifestMismatch
-    from seed_rl.run_setup import run_prompt_builder, run_sampling
+    from seed_rl.run_setup import eval_sampling, run_prompt_builder
     from seed_rl.skill_prompt import FixedSkillBuilder
 
     prompt_cfg = dataclasses.replace(cfg, env=TASKS_OF.get(env_id, env_id))  # the browser env reads WebShop's prompt
@@ -195,9 +197,10 @@ def play(
         env=env_id,
         split=split,
         task_ids=ids,
-        sampling=run_sampling(cfg),
+        sampling=eval_sampling(cfg),
         seeds=seeds,
         env_kwargs=kwargs,
+        progress=cfg.progress,
     )
     played = [e.task_id for e in result.episodes]
     if played != ids * len(seeds):

@@ -215,3 +215,20 @@ def test_vlm_loads_from_a_saved_folder(tmp_path, tiny_vl_policy):
     completions = tiny_vl_policy.generate(h, images=images, sampling=SamplingParams(max_new_tokens=6, seed=8))
     again = loaded.score(h, [c.token_ids for c in completions], images=images)
     assert max_gap(completions, again) < TOLERANCE
+
+
+@pytest.mark.parametrize("temperature", [1.0, 0.5])
+def test_each_sampled_token_reports_the_entropy_of_its_distribution(tiny_llama_policy, temperature):
+    policy = tiny_llama_policy
+    (completion,) = policy.generate(
+        prompts(1, style="act"), sampling=SamplingParams(temperature=temperature, max_new_tokens=3, seed=0)
+    )
+    assert len(completion.entropies) == len(completion.token_ids) > 0
+    ids = torch.tensor([completion.prompt_token_ids + completion.token_ids])
+    with torch.no_grad():
+        logits = policy.model(input_ids=ids).logits[0].float()
+    start = len(completion.prompt_token_ids) - 1
+    for t, reported in enumerate(completion.entropies):
+        log_p = torch.log_softmax(logits[start + t] / temperature, dim=-1)
+        by_hand = float(-(log_p.exp() * log_p).sum())
+        assert reported == pytest.approx(by_hand, abs=1e-3)

@@ -1,0 +1,56 @@
+"""seed/Corridor-v0: the toy env of the learning tests; its optimal policy and its base rates."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+
+from seed_envs.corridor.env import ACTIONS, CorridorEnv, corridor_for
+from seed_envs.testing import check_seed_env, fuzz_env
+
+
+def test_conforms_to_the_seed_contract():
+    check_seed_env(gym.make("seed/Corridor-v0"))
+
+
+def test_fuzzing_never_crashes_and_reports_invalid():
+    env = CorridorEnv()
+    assert fuzz_env(env, n=2_000, is_valid=lambda a: a.strip().strip(".").lower() in ACTIONS) > 1_000
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_the_expert_plan_wins_and_the_other_side_is_a_dead_end(index):
+    env = gym.make("seed/Corridor-v0")
+    obs, _ = env.reset(options={"split": "valid_unseen", "index": index})
+    side, distance = corridor_for(index)
+    assert side in obs["text"] and ACTIONS[1 - ACTIONS.index(side)] not in obs["text"]
+    plan = env.unwrapped.expert_plan()
+    assert plan == [side] * distance
+    for action in plan:
+        obs, reward, terminated, _, info = env.step(action)
+    assert terminated and info["won"] and reward == 1.0
+    env.reset(options={"split": "valid_unseen", "index": index})
+    _, reward, terminated, _, info = env.step(ACTIONS[1 - ACTIONS.index(side)])
+    assert terminated and not info["won"] and reward == -1.0
+
+
+def test_an_invalid_action_says_so_and_moves_nothing():
+    env = gym.make("seed/Corridor-v0")
+    obs, _ = env.reset(options={"split": "train", "index": 4})
+    obs2, _, terminated, _, info = env.step("forward")
+    assert not terminated and not info["action_valid"]
+    assert "Invalid action" in obs2["text"] and obs["text"] in obs2["text"]
+
+
+def test_a_policy_that_ignores_the_observation_wins_at_most_half_of_the_evaluated_tasks():
+    for fixed in ACTIONS:
+        wins = 0
+        for index in range(24):
+            side, _ = corridor_for(index)
+            wins += side == fixed
+        assert wins == 12
+
+
+def test_max_distance_is_checked():
+    with pytest.raises(ValueError, match="max_distance"):
+        CorridorEnv(max_distance=0)
