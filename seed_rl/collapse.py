@@ -34,13 +34,12 @@ def action_metrics(rows: Sequence[Any]) -> dict[str, float]:
     valid = [r.action for r in replies if r.reply_valid and r.action_valid]
     offered = {a for r in replies for a in (r.info.get("available_actions") or ())}
     counts = Counter(valid)
-    out = {
+    return {
         "entropy": sum(entropies) / len(entropies) if entropies else float("nan"),
         "junk_rate": sum(not r.reply_valid for r in replies) / len(replies) if replies else 0.0,
         "distinct_action_share": len(counts) / max(len(offered) if offered else len(valid), 1),
         "top_action_share": max(counts.values()) / len(valid) if valid else 0.0,
     }
-    return out
 
 
 class CollapseWatch:

@@ -86,25 +86,21 @@ class CorridorEnv(SeedEnv):
             )
         if move != self.side:
             self.lost = True
-            return Transition(
-                text=f"You walked {move}, into a dead end. The episode is over.",
-                reward=DEAD_END_REWARD,
-                terminated=True,
-                won=False,
-                score=0.0,
-                extra_info=self._extra(),
-            )
+            return self._end(f"You walked {move}, into a dead end. The episode is over.", won=False)
         self.distance -= 1
         if self.distance == 0:
-            return Transition(
-                text=f"You walked {move} and reached the exit.",
-                reward=WIN_REWARD,
-                terminated=True,
-                won=True,
-                score=1.0,
-                extra_info=self._extra(),
-            )
+            return self._end(f"You walked {move} and reached the exit.", won=True)
         return Transition(text=f"One cell closer. {self._where()}", extra_info=self._extra())
+
+    def _end(self, text: str, won: bool) -> Transition:
+        return Transition(
+            text=text,
+            reward=WIN_REWARD if won else DEAD_END_REWARD,
+            terminated=True,
+            won=won,
+            score=float(won),
+            extra_info=self._extra(),
+        )
 
     def expert_plan(self) -> list[str] | None:
         return None if self.lost else [self.side] * self.distance
