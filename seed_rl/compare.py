@@ -31,6 +31,7 @@ from seed_rl.run_log import read_metrics, summary_line
 BUDGET_KEYS = (
     "env",
     "env_kwargs",
+    "train_env_kwargs",
     "split",
     "train_tasks",
     "train_fraction",
@@ -48,6 +49,27 @@ BUDGET_KEYS = (
     "kl_coef",
     "minibatches",
     "epochs",
+    "loss_agg",
+    "top_p",
+    "top_k",
+    "eval_temperature",
+)
+
+
+#: What decides how a policy plays an evaluation: an untrained evaluation is reused only where they match.
+EVALUATION_KEYS = (
+    "env",
+    "env_kwargs",
+    "max_steps",
+    "dtype",
+    "style",
+    "one_shot",
+    "history_length",
+    "visual",
+    "max_new_tokens",
+    "eval_temperature",
+    "top_p",
+    "top_k",
 )
 
 
@@ -192,7 +214,8 @@ def evaluate_untrained(
 ) -> dict[str, dict[str, Any]]:
     """The base model (no Stage 1, no RL) on the same tasks, per split: the row every arm starts from."""
     path = out / "untrained_evaluation.json"
-    stamp = {"tasks": eval_tasks, "seeds": list(eval_seeds), "model": cfg.model}
+    protocol = {key: cfg.to_dict()[key] for key in EVALUATION_KEYS}
+    stamp = {"tasks": eval_tasks, "seeds": list(eval_seeds), "model": cfg.model, "protocol": protocol}
     if path.is_file():
         saved = json.loads(path.read_text(encoding="utf-8"))
         if all(saved.get(k) == v for k, v in stamp.items()):

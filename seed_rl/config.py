@@ -27,6 +27,7 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "reward": ("return", "won", "score"),
     "rescore": ("auto", "always", "never"),
     "is_mode": ("truncate", "mask"),
+    "loss_agg": ("token-mean", "trajectory-mean"),
     "skills": ("on-policy", "static-library"),
     "dtype": ("auto", "float32", "bfloat16"),
     "sft_source": ("scripted", "external"),
@@ -56,6 +57,9 @@ class TrainConfig:
     # what to train on
     env: str = "seed/Sokoban-v0"
     env_kwargs: dict[str, Any] = field(default_factory=dict)
+    # over env_kwargs, for the training split only (a curriculum: e.g. Sokoban's max_solution_moves);
+    # evaluation on the valid splits never sees them
+    train_env_kwargs: dict[str, Any] = field(default_factory=dict)
     split: str = "train"
     max_steps: int = 0  # 0: the env's own limit
     train_tasks: int = 0  # the training pool: the split's first N task indices; 0: the whole split
@@ -87,6 +91,9 @@ class TrainConfig:
     normalize_std: bool = True
     reward: str = "return"  # the outcome reward R of a trajectory
     penalty: float = 0.1  # the invalid-action penalty
+    # how GRPO's per-token terms average over a mini-batch: every token alike (DAPO), or every
+    # trajectory alike (GRPO's 1/|o_i| over the whole multi-turn trajectory; seed_rl/losses.py)
+    loss_agg: str = "token-mean"
     token_budget: int = 4096  # tokens computed per micro-batch, at most (a shared prefix counts once)
     micro_batch_rows: int = 0  # > 0: exactly this many rows per micro-batch, no token bound (the naive path)
     share_prefix: bool = True  # rows that start alike compute that prefix once, in sampling and scoring

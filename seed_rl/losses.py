@@ -18,6 +18,8 @@ from __future__ import annotations
 import torch
 
 IS_MODES = ("truncate", "mask")
+#: How GRPO's per-token terms are averaged over a mini-batch (:func:`aggregation_weights`).
+LOSS_AGGREGATIONS = ("token-mean", "trajectory-mean")
 
 
 def token_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -27,6 +29,27 @@ def token_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     if total == 0:
         return (values * 0.0).sum()
     return (values * mask).sum() / total
+
+
+def token_weight(trajectory_tokens: int, total_tokens: int, trajectories: int, mode: str = "token-mean") -> float:
+    """The weight of one action token of a trajectory with ``trajectory_tokens`` tokens (all its
+    turns) in a mini-batch's GRPO loss ``L = sum_i sum_t w_i * l_it``. With ``T_i`` the tokens of
+    trajectory ``i`` and ``E`` trajectories in the mini-batch:
+
+        token-mean:       w_i = 1 / sum_j T_j       (L = sum_i sum_t l_it / sum_j T_j; DAPO)
+        trajectory-mean:  w_i = 1 / (E * T_i)       (L = 1/E sum_i 1/T_i sum_t l_it: GRPO's
+                                                     1/G sum_i 1/|o_i| sum_t, o_i the whole trajectory)
+
+    Either way the weights of all tokens sum to 1. Under ``token-mean`` a trajectory weighs as much
+    as it is long: in multi-turn play, where failures run to the step limit and successes end early,
+    the failures' negative advantages then outweigh the successes' positive ones. ``trajectory-mean``
+    gives every trajectory one share, as its one outcome reward does.
+    """
+    if mode not in LOSS_AGGREGATIONS:
+        raise ValueError(f"mode must be one of {LOSS_AGGREGATIONS}, got {mode!r}")
+    if mode == "token-mean":
+        return 1.0 / total_tokens if total_tokens else 0.0
+    return 1.0 / (trajectories * trajectory_tokens) if trajectories and trajectory_tokens else 0.0
 
 
 def ppo_clip_loss(

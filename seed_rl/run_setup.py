@@ -34,8 +34,10 @@ def make_env(env_id: str, split: str, visual: bool, extra: dict[str, Any]) -> An
 
 
 def run_env_kwargs(cfg: TrainConfig, split: str) -> dict[str, Any]:
-    """The ``gym.make`` keywords of a run's env on ``split``, with the run's step limit."""
-    kwargs = env_kwargs(cfg.env, split, cfg.visual, dict(cfg.env_kwargs))
+    """The ``gym.make`` keywords of a run's env on ``split``, with the run's step limit (and on its
+    training split, ``train_env_kwargs`` over ``env_kwargs``)."""
+    extra = {**cfg.env_kwargs, **(cfg.train_env_kwargs if split == cfg.split else {})}
+    kwargs = env_kwargs(cfg.env, split, cfg.visual, extra)
     if cfg.max_steps:
         kwargs["max_episode_steps"] = cfg.max_steps
     return kwargs

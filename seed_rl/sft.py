@@ -107,6 +107,7 @@ def stage1_key(cfg: TrainConfig) -> str:
         "model",
         "env",
         "env_kwargs",
+        "train_env_kwargs",
         "max_steps",
         "style",
         "one_shot",

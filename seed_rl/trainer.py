@@ -80,7 +80,7 @@ from seed_rl.skill_pass import (
     write_skills,
 )
 from seed_rl.skill_prompt import LibrarySkillBuilder
-from seed_rl.update import LossSettings, TrainRow, optimize
+from seed_rl.update import LossSettings, TrainRow, optimize, trains
 from seed_rl.update_batch import UpdateBatch, merge_batches, skill_log_rows, slowest_seconds, update_metrics
 
 #: The share of ``memory_budget_gb`` a rollout may fill with the sampler's frozen states (beside
@@ -220,6 +220,7 @@ class Trainer:
             temperature=cfg.temperature,
             is_cap=cfg.is_cap,
             is_mode=cfg.is_mode,
+            loss_agg=cfg.loss_agg,
             correct_sampler=self.rescores,
         )
         self.library = SkillLibrary()
@@ -338,8 +339,8 @@ class Trainer:
         seconds = slowest_seconds(gather_objects(dict(timer.seconds)))
         if cfg.skills == "static-library" and u < cfg.library_updates:
             add_to_library(self.library, gathered.episodes, gathered.skills)
-        passes = 1 + int(cfg.kl_coef > 0) + int(self.rescore_pass)
-        metrics = update_metrics(gathered, stats, seconds, update=self.update_index, passes=passes)
+        scored = self.scored(gathered)
+        metrics = update_metrics(gathered, stats, seconds, update=self.update_index, tokens_scored=scored)
         for warning in self.collapse.check(metrics) if self.main else ():
             print(f"warning: {warning}", flush=True)
             self.warnings.append(warning)
@@ -362,6 +363,13 @@ class Trainer:
                 )
             barrier()  # no process runs ahead of a checkpoint it might be resumed from
         return metrics
+
+    def scored(self, batch: UpdateBatch) -> int:
+        """Tokens the learner's passes computed for ``batch``: each trained row once per epoch and
+        once more where it was re-scored; every row once more for the KL reference."""
+        trained = sum(r.score.length for r in batch.rows if trains(r, self.losses))
+        every = sum(r.score.length for r in batch.rows)
+        return trained * (self.cfg.epochs + int(self.rescore_pass)) + every * int(self.cfg.kl_coef > 0)
 
     # ---------------------------------------------------------- 1. rollout
     def tasks(self, u: int) -> list[int]:
@@ -493,10 +501,11 @@ class Trainer:
                     progress.update(len(teacher_rows))
                 for i, lp in zip(chosen, teacher, strict=True):
                     rows[i].skill_logp = lp.float()
-        if self.rescore_pass:
+        if self.rescore_pass:  # only the rows the update trains need the learner's old log-probs
+            trained = [row for row in rows if trains(row, self.losses)]
             with timer("rescore"):
-                learner_lp = self.learner.logprobs(scores, grad=False, temperature=cfg.temperature)
-                for row, lp in zip(rows, learner_lp, strict=True):
+                learner_lp = self.learner.logprobs([r.score for r in trained], grad=False, temperature=cfg.temperature)
+                for row, lp in zip(trained, learner_lp, strict=True):
                     row.old_logp, row.old_is_learners = lp.float(), True
         if cfg.kl_coef > 0:
             with timer("reference"):

@@ -6,9 +6,10 @@ episodes with a skill, the teacher log-prob under ``h_skill`` (OPD).
 
 The batch splits into ``minibatches`` mini-batches of **whole trajectories**; each is one
 optimizer step. A mini-batch is scored in micro-batches bounded by a token budget, with
-gradient accumulation. Every loss is a token mean over the whole mini-batch: a
-micro-batch's token-mean term is weighted by its share of the mini-batch's tokens, so
-accumulation gives exactly the loss of one big batch.
+gradient accumulation. The GRPO and KL terms are weighted means over the whole mini-batch's
+tokens (``loss_agg``: every token alike, or every trajectory alike, :func:`~seed_rl.losses.token_weight`),
+OPD's a token mean over its skill rows: a micro-batch's term is weighted by its share of the
+mini-batch's weight, so accumulation gives exactly the loss of one big batch.
 
 A row whose advantage is 0, with no KL term and no skill, adds nothing to the gradient;
 it is skipped (its tokens still count in the GRPO mean, so the loss is unchanged).
@@ -36,7 +37,7 @@ import torch
 
 from seed_rl.distributed import is_distributed, sum_dicts_over_processes, sum_over_processes
 from seed_rl.learner import Learner, ScoreRow
-from seed_rl.losses import kl_low_var, opd_loss, ppo_clip_loss, truncated_is_weights
+from seed_rl.losses import kl_low_var, opd_loss, ppo_clip_loss, token_weight, truncated_is_weights
 
 
 @dataclass
@@ -69,8 +70,16 @@ class LossSettings:
     temperature: float = 1.0
     is_cap: float = 2.0
     is_mode: str = "truncate"
+    #: How the GRPO and KL terms average over a mini-batch's tokens (:func:`~seed_rl.losses.token_weight`).
+    loss_agg: str = "token-mean"
     #: Apply the truncated importance-sampling correction (the sampler differs from the learner).
     correct_sampler: bool = False
+
+
+def trains(row: TrainRow, s: LossSettings) -> bool:
+    """Whether ``row`` adds to the gradient: a non-zero advantage, a KL term, or a skill with OPD on.
+    Other rows are skipped (their tokens still count in the GRPO mean)."""
+    return row.advantage != 0 or s.kl_coef > 0 or (row.skill_logp is not None and s.lambda_opd > 0)
 
 
 def minibatch_episodes(episodes: Sequence[int], minibatches: int, rng: np.random.Generator) -> list[list[int]]:
@@ -128,16 +137,20 @@ def _minibatch_step(
     on_micro_batch: Callable[[], None] | None,
     gaps: list[torch.Tensor] | None,
 ) -> dict[str, float]:
-    active = [r for r in rows if r.advantage != 0 or s.kl_coef > 0 or (r.skill_logp is not None and s.lambda_opd > 0)]
+    active = [r for r in rows if trains(r, s)]
     # OPD's token mean runs over the skill rows scored here: all of them when lambda_opd > 0; with
     # lambda_opd = 0 (statistics only) the rows of tied groups are not scored, so they do not count.
     # Data-parallel processes each hold some rows: the means run over every process's tokens.
+    tokens_of: dict[int, int] = defaultdict(int)
+    for r in rows:
+        tokens_of[r.episode] += r.tokens
     local = [
-        sum(r.tokens for r in rows),
-        sum(r.tokens for r in active),
+        sum(tokens_of.values()),
         sum(r.tokens for r in active if r.skill_logp is not None),
+        len(tokens_of),
     ]
-    n_tokens, n_active, n_opd = (int(v) for v in sum_over_processes(local))
+    n_tokens, n_opd, trajectories = (int(v) for v in sum_over_processes(local))
+    weight_of = {e: token_weight(t, n_tokens, trajectories, s.loss_agg) for e, t in tokens_of.items()}
     sums: dict[str, float] = defaultdict(float)
     batches = learner.micro_batches([r.score for r in active])
     for _ in range(learner.lockstep_passes(len(batches))):  # FSDP: as many passes as every process
@@ -151,7 +164,7 @@ def _minibatch_step(
                 for lp, r in zip(logps, micro, strict=True)
                 if r.sampler_logp is not None
             ]
-        loss, parts = _micro_loss(micro, logps, s, n_tokens, n_opd)
+        loss, parts = _micro_loss(micro, logps, s, weight_of, n_opd)
         loss.backward()
         for key, value in parts.items():
             sums[key] += value
@@ -159,7 +172,7 @@ def _minibatch_step(
             on_micro_batch()
     grad_norm = learner.step()
     out = sum_dicts_over_processes(sums)
-    active_share = n_active / n_tokens if n_tokens else 0.0
+    (active_share,) = sum_over_processes([sum(weight_of[r.episode] * r.tokens for r in active)])
     for key in ("clip_frac", "ratio_mean", "approx_kl", "is_weight_mean"):  # over the rows trained, not the skipped
         if key in out and active_share > 0:
             out[key] /= active_share
@@ -170,28 +183,29 @@ def _minibatch_step(
 
 
 def _micro_loss(
-    micro: list[TrainRow], logps: list[torch.Tensor], s: LossSettings, n_tokens: int, n_opd: int
+    micro: list[TrainRow], logps: list[torch.Tensor], s: LossSettings, weight_of: dict[int, float], n_opd: int
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """This micro-batch's share of the mini-batch loss, and its weighted statistics."""
+    """This micro-batch's share of the mini-batch loss, and its weighted statistics (``weight_of``:
+    each trajectory's token weight, summing to 1 over the mini-batch's tokens)."""
     logp = torch.cat(logps)
     for row, lp in zip(micro, logps, strict=True):
         if row.old_from_pass:
             row.old_logp, row.old_is_learners = lp.detach().float(), True
     old = torch.cat([r.old_logp for r in micro]).to(logp.dtype)
     adv = torch.cat([torch.full((r.tokens,), float(r.advantage)) for r in micro]).to(logp.dtype)
-    ones = torch.ones_like(logp)
-    weight = logp.numel() / n_tokens
+    token_weights = torch.cat([torch.full((r.tokens,), weight_of[r.episode]) for r in micro]).to(logp.dtype)
+    weight = float(token_weights.sum())  # this micro-batch's share; its terms are means under token_weights
     is_weights = None
     if s.correct_sampler and all(r.sampler_logp is not None for r in micro):
         sampler = torch.cat([r.sampler_logp for r in micro]).to(logp.dtype)
         is_weights = truncated_is_weights(old, sampler, s.is_cap, s.is_mode)
-    grpo, grpo_stats = ppo_clip_loss(logp, old, adv, ones, s.clip_low, s.clip_high, is_weights=is_weights)
+    grpo, grpo_stats = ppo_clip_loss(logp, old, adv, token_weights, s.clip_low, s.clip_high, is_weights=is_weights)
     loss = weight * grpo
     parts = {"grpo_loss": weight * float(grpo.detach())}
     parts.update({key: weight * value for key, value in grpo_stats.items() if key != "ratio_max"})
     if s.kl_coef > 0:
         ref = torch.cat([r.ref_logp for r in micro]).to(logp.dtype)
-        kl = kl_low_var(logp, ref, ones)
+        kl = kl_low_var(logp, ref, token_weights)
         loss = loss + s.kl_coef * weight * kl
         parts["kl"] = weight * float(kl.detach())
     if n_opd:  # with lambda_opd = 0 its statistics are still reported, and it adds no gradient

@@ -79,16 +79,15 @@ def update_metrics(
     seconds: dict[str, float],
     *,
     update: int,
-    passes: int,
+    tokens_scored: int,
 ) -> dict[str, Any]:
-    """The metrics line of one update: outcomes, token counts (``passes``: the scoring passes per
-    train token), the optimizer's ``stats``, skill quality, the sampler gap (where the learner's old
-    log-probs replaced the sampler's), and the seconds per phase."""
+    """The metrics line of one update: outcomes, token counts (``tokens_scored``: what the learner's
+    passes computed, the teacher pass's added here), the optimizer's ``stats``, skill quality, the
+    sampler gap (where the learner's old log-probs replaced the sampler's), and the seconds per phase."""
     episodes, rows = batch.episodes, [r for e in batch.episodes for r in e.rows]
     groups: dict[int, list[float]] = defaultdict(list)
     for episode, reward in zip(episodes, batch.rewards, strict=True):
         groups[episode.group].append(reward)
-    train_tokens = sum(r.score.length for r in batch.rows)
     teacher_tokens = sum(r.score.length for r in batch.rows if r.skill_logp is not None)
     out: dict[str, Any] = {
         "update": update,
@@ -102,7 +101,7 @@ def update_metrics(
         "rows": len(batch.rows),
         "tokens_generated": sum(len(r.token_ids) for r in rows),
         "tokens_generated_analyzer": 0,
-        "tokens_scored": train_tokens * passes + teacher_tokens,
+        "tokens_scored": tokens_scored + teacher_tokens,
         "tokens_scored_teacher": teacher_tokens,
         "opd_rows": sum(r.skill_logp is not None for r in batch.rows),
         **action_metrics(rows),

@@ -200,3 +200,23 @@ def test_the_skill_prompt_arm_puts_its_runs_skills_in_the_prompts(tmp_path):
         assert seen and all(any(skill in text for skill in skills) for text in seen)
     finally:
         trainer.close()
+
+
+def test_the_untrained_evaluation_is_reused_only_under_the_same_protocol(tmp_path, monkeypatch):
+    import seed_rl.evaluate as evaluate_module
+    from seed_rl.compare import evaluate_untrained
+    from seed_rl.config import load_config
+
+    played = []
+    real = evaluate_module.evaluate
+
+    def counting(*args, **kwargs):
+        played.append(kwargs["env_kwargs"].get("max_episode_steps"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(evaluate_module, "evaluate", counting)
+    tasks = {"valid_unseen": [0, 1]}
+    for steps in (3, 3, 2):
+        cfg = load_config("sokoban_grpo", [*TINY, f"max_steps={steps}"])
+        evaluate_untrained(cfg, tasks, (0,), tmp_path)
+    assert played == [3, 2]  # the second call reused the first; a new step limit plays again

@@ -9,7 +9,14 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from seed_rl.advantages import broadcast_to_tokens, grpo_advantages  # noqa: E402
-from seed_rl.losses import kl_low_var, opd_loss, ppo_clip_loss, token_mean, truncated_is_weights  # noqa: E402
+from seed_rl.losses import (  # noqa: E402
+    kl_low_var,
+    opd_loss,
+    ppo_clip_loss,
+    token_mean,
+    token_weight,
+    truncated_is_weights,
+)
 
 
 def sigmoid(x: float) -> float:
@@ -149,3 +156,18 @@ def test_truncated_importance_weights():
     assert truncated_is_weights(learner, sampler, cap=2.0, mode="mask").tolist() == [1.0, 1.0, 0.0]
     with pytest.raises(ValueError, match="mode"):
         truncated_is_weights(learner, sampler, mode="clip")
+
+
+def test_token_weights_by_hand():
+    # two trajectories: a win of 2 tokens and a loss of 6 (it ran to the step limit)
+    assert token_weight(2, 8, 2, "token-mean") == pytest.approx(1 / 8)
+    assert token_weight(6, 8, 2, "token-mean") == pytest.approx(1 / 8)
+    assert token_weight(2, 8, 2, "trajectory-mean") == pytest.approx(1 / 4)  # 1 / (2 * 2)
+    assert token_weight(6, 8, 2, "trajectory-mean") == pytest.approx(1 / 12)  # 1 / (2 * 6)
+    # either way the tokens' weights sum to 1; only trajectory-mean gives the two trajectories equal shares
+    for mode in ("token-mean", "trajectory-mean"):
+        assert 2 * token_weight(2, 8, 2, mode) + 6 * token_weight(6, 8, 2, mode) == pytest.approx(1.0)
+    assert 2 * token_weight(2, 8, 2, "trajectory-mean") == pytest.approx(6 * token_weight(6, 8, 2, "trajectory-mean"))
+    assert token_weight(0, 0, 0, "token-mean") == 0.0 and token_weight(0, 0, 0, "trajectory-mean") == 0.0
+    with pytest.raises(ValueError, match="trajectory-mean"):
+        token_weight(1, 1, 1, "seq-sum")

@@ -148,3 +148,23 @@ def test_room_size_and_box_count_are_options():
     grid = [line for line in obs["text"].splitlines() if line and set(line) <= set("#_OX*PS")]
     assert len(grid) == 8 and all(len(row) == 8 for row in grid)
     assert "2 boxes" in info["task"]
+
+
+def test_a_cap_on_solution_moves_keeps_short_rooms_and_names_them_in_task_ids():
+    capped = RoomConfig(max_solution_moves=2)
+    plain = RoomConfig()
+    same = 0
+    for index in range(20):
+        room = generate_room(capped, "train", index)
+        assert 1 <= len(solve(room)) <= 2
+        full = generate_room(plain, "train", index)
+        if len(solve(full)) <= 2:  # where the full split's room passes the cap, the capped split keeps it
+            assert np.array_equal(room.fixed, full.fixed) and (room.boxes, room.player) == (full.boxes, full.player)
+            same += 1
+    assert 0 < same < 20
+    env = gym.make("seed/Sokoban-v0", observation_mode="text", max_solution_moves=2)
+    _, info = env.reset(options={"split": "train", "index": 3})
+    assert info["task_id"] == "sokoban-6x6-b1-m2/train/3"
+    assert len(env.unwrapped.expert_plan()) <= 2
+    with pytest.raises(ValueError, match="max_solution_moves"):
+        RoomConfig(max_solution_moves=-1)

@@ -285,3 +285,14 @@ def test_training_from_the_samplers_frozen_states_gives_the_full_passes_update(t
     assert reused["rows_trained"] == full["rows_trained"] > 0
     for key in ("loss", "grpo_loss", "ratio_mean", "sampler_gap_max"):
         assert reused[key] == pytest.approx(full[key], abs=1e-5), key
+
+
+def test_train_env_kwargs_reach_the_training_split_only():
+    from seed_rl.run_setup import run_env_kwargs
+
+    cfg = load_config("demo", ["train_env_kwargs={max_solution_moves: 2}", "env_kwargs={observation_mode: positions}"])
+    train = run_env_kwargs(cfg, "train")
+    assert train["max_solution_moves"] == 2 and train["observation_mode"] == "positions"
+    for split in ("valid_seen", "valid_unseen"):
+        assert "max_solution_moves" not in run_env_kwargs(cfg, split)
+        assert run_env_kwargs(cfg, split)["observation_mode"] == "positions"

@@ -159,6 +159,28 @@ def test_the_update_gradient_equals_the_hand_built_loss(learner):
     assert stats["loss"] == pytest.approx(float(total), rel=1e-5)
 
 
+def test_trajectory_mean_gives_every_trajectory_one_share_by_hand(learner):
+    rows = make_rows(learner, n=6, seed=4, with_skill=False)
+    settings = LossSettings(kl_coef=0.0, lambda_opd=0.0, loss_agg="trajectory-mean")
+    got, stats = grads(learner, rows, settings, budget=30)  # several micro-batches
+    # by hand: each trajectory's token mean of the clipped term, then the mean over trajectories
+    learner.optimizer.zero_grad(set_to_none=True)
+    logps = learner.logprobs([r.score for r in rows], grad=True)
+    per_episode = {}
+    for r, lp in zip(rows, logps, strict=True):
+        ratio = torch.exp(lp - r.old_logp)
+        term = torch.maximum(-r.advantage * ratio, -r.advantage * ratio.clamp(0.8, 1.2))
+        per_episode.setdefault(r.episode, []).append(term)
+    total = torch.stack([torch.cat(terms).mean() for terms in per_episode.values()]).mean()
+    total.backward()
+    expected = {n: p.grad.detach().clone() for n, p in learner.model.named_parameters() if p.requires_grad}
+    learner.optimizer.zero_grad(set_to_none=True)
+    assert_same(got, expected)
+    assert stats["grpo_loss"] == pytest.approx(float(total), rel=1e-5, abs=1e-7)
+    token_mean_grads, _ = grads(learner, rows, LossSettings(kl_coef=0.0, lambda_opd=0.0), budget=10**6)
+    assert any(not torch.allclose(got[n], token_mean_grads[n]) for n in got)  # the rows differ in length
+
+
 def test_lambda_zero_means_no_opd_gradient(learner):
     rows = make_rows(learner, seed=2)
     no_skill = [TrainRow(r.episode, r.score, r.old_logp, r.advantage, r.sampler_logp, r.ref_logp, None) for r in rows]

@@ -26,6 +26,9 @@ SOLVED_REWARD = 10.0
 class SokobanEnv(SeedEnv):
     """Sokoban with the rewards of the common RL setup.
 
+    ``max_solution_moves=N`` (> 0) draws only rooms whose shortest solution takes at most N moves:
+    a curriculum of short rooms for training (their task ids say so, ``sokoban-6x6-b1-m2/...``).
+
     Per move: ``-0.1``; ``+1`` when a box lands on a target; ``-1`` when one leaves
     a target; ``+10`` when every box is on a target, which ends the episode with
     ``won=True``. ``score`` is the fraction of boxes on targets. An unknown action
@@ -47,10 +50,16 @@ class SokobanEnv(SeedEnv):
         observation_mode: str = "image",
         tile_size: int = 32,
         render_mode: str | None = None,
+        max_solution_moves: int = 0,
     ) -> None:
         if observation_mode not in OBSERVATION_MODES:
             raise ValueError(f"observation_mode must be one of {OBSERVATION_MODES}, got {observation_mode!r}")
-        self.config = RoomConfig(height=int(dim_room[0]), width=int(dim_room[1]), num_boxes=int(num_boxes))
+        self.config = RoomConfig(
+            height=int(dim_room[0]),
+            width=int(dim_room[1]),
+            num_boxes=int(num_boxes),
+            max_solution_moves=int(max_solution_moves),
+        )
         self.observation_mode = observation_mode
         self.tile_size = int(tile_size)
         if observation_mode in ("image", "both"):

@@ -25,6 +25,7 @@ import numpy as np
 
 from seed_envs.core import check_split, stable_bucket, stable_seed
 from seed_envs.sokoban.room import FLOOR, MOVES, TARGET, WALL, Cell, Room, walls_key
+from seed_envs.sokoban.solver import solve
 
 LAYOUT_BUCKETS = 5
 UNSEEN_BUCKET = 0
@@ -41,6 +42,9 @@ class RoomConfig:
     reverse_steps: int = 300
     restarts: int = 8
     pull_probability: float = 0.8
+    #: > 0: only rooms whose shortest solution takes at most this many moves (a curriculum of short
+    #: rooms); rooms with a longer one are drawn again.
+    max_solution_moves: int = 0
 
     def __post_init__(self) -> None:
         if self.height < 4 or self.width < 4:
@@ -50,9 +54,19 @@ class RoomConfig:
         interior = (self.height - 2) * (self.width - 2)
         if 2 * self.num_boxes + 2 > interior:
             raise ValueError(f"{self.num_boxes} boxes do not fit a {self.height}x{self.width} room")
+        if self.max_solution_moves < 0:
+            raise ValueError(f"max_solution_moves must be >= 0 (0: no limit), got {self.max_solution_moves}")
 
     @property
     def key(self) -> str:
+        """Names the room distribution (in task ids): a capped one differs from the full one."""
+        cap = f"-m{self.max_solution_moves}" if self.max_solution_moves else ""
+        return f"{self.height}x{self.width}-b{self.num_boxes}{cap}"
+
+    @property
+    def generator_key(self) -> str:
+        """What seeds the generator: the same with a cap or without, so where a split's room passes
+        the cap, the capped split holds the same room at that index."""
         return f"{self.height}x{self.width}-b{self.num_boxes}"
 
 
@@ -65,14 +79,21 @@ def generate_room(config: RoomConfig, split: str, index: int) -> Room:
     """The ``index``-th room of ``split``: deterministic in (config, split, index)."""
     want_unseen = check_split(split) == "valid_unseen"
     for attempt in range(MAX_ATTEMPTS):
-        rng = np.random.default_rng(stable_seed("sokoban", config.key, split, index, attempt))
+        rng = np.random.default_rng(stable_seed("sokoban", config.generator_key, split, index, attempt))
         fixed = _carve_topology(config, rng)
         if layout_is_unseen(fixed) != want_unseen:
             continue
         room = _place_and_pull(fixed, config, rng)
-        if room is not None:
+        if room is not None and _within_cap(room, config.max_solution_moves):
             return room
     raise RuntimeError(f"no {config.key} room for {split}/{index} after {MAX_ATTEMPTS} attempts")
+
+
+def _within_cap(room: Room, max_moves: int) -> bool:
+    if not max_moves:
+        return True
+    plan = solve(room)
+    return plan is not None and len(plan) <= max_moves
 
 
 def _place_and_pull(fixed: np.ndarray, config: RoomConfig, rng: np.random.Generator) -> Room | None:
