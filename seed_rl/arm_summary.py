@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from seed_rl.config import TrainConfig
@@ -30,6 +30,12 @@ class ArmResult:
     stage1: dict[str, Any] | None = None
     #: The skill-prompt arm: how many skills its library held at evaluation.
     library_skills: int | None = None
+    #: Evaluations of the first split by update (the final one included; more with ``--eval-every``).
+    curve: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def episodes_per_update(self) -> int:
+        return self.config.tasks_per_update * self.config.group_size
 
 
 def summary_estimate(summary: dict[str, Any], key: str = "success") -> Estimate:
@@ -89,7 +95,7 @@ class ArmSummary:
         for u in range(updates):
             if len(self.runs) == 1:
                 run = self.runs[0]
-                n = run.config.tasks_per_update * run.config.group_size
+                n = run.episodes_per_update
                 estimate = proportion_ci(round(run.metrics[u]["success"] * n), n)
             else:
                 estimate = rate_over_seeds([r.metrics[u]["success"] for r in self.runs])
@@ -98,6 +104,20 @@ class ArmSummary:
             lows.append(estimate.low)
             highs.append(estimate.high)
         return xs, ys, lows, highs
+
+    def eval_curve(self) -> list[tuple[int, Estimate]]:
+        """Evaluation success against training episodes consumed, at each update where every run
+        was evaluated (:attr:`ArmResult.curve`): Wilson's interval for one seed, Student's over seeds."""
+        updates = sorted(set.intersection(*(set(r.curve) for r in self.runs)))
+        points = []
+        for u in updates:
+            summaries = [r.curve[u] for r in self.runs]
+            if len(self.runs) == 1:
+                estimate = summary_estimate(summaries[0])
+            else:
+                estimate = rate_over_seeds([s["success"] for s in summaries])
+            points.append((u * self.runs[0].episodes_per_update, estimate))
+        return points
 
     def metrics(self) -> list[dict[str, Any]]:
         """Every update of every seed, for means over updates."""

@@ -67,6 +67,7 @@ EVALUATION_KEYS = (
     "history_length",
     "visual",
     "max_new_tokens",
+    "sample_batch_size",
     "eval_temperature",
     "top_p",
     "top_k",
@@ -159,9 +160,17 @@ def manifest_indices(cfg: TrainConfig, n: int, split: str = "valid_unseen") -> l
     return [t.index for t in tasks]
 
 
-def run_arm(name: str, cfg: TrainConfig, eval_tasks: dict[str, list[int]], eval_seeds: tuple[int, ...]) -> ArmResult:
+def run_arm(
+    name: str,
+    cfg: TrainConfig,
+    eval_tasks: dict[str, list[int]],
+    eval_seeds: tuple[int, ...],
+    eval_every: int = 0,
+) -> ArmResult:
     """Train one run of arm ``name`` (or resume it, or reuse it when finished), then evaluate its
-    final policy on every split of ``eval_tasks``."""
+    final policy on every split of ``eval_tasks``. ``eval_every`` > 0: also after every that many
+    updates, on the first split (success against episodes consumed), kept in
+    ``evaluation_curve.json``; a finished run reused keeps the points it has."""
     from seed_rl.trainer import Trainer  # torch: imported when an arm runs, so `seed --help` stays instant
 
     arm = ARMS[name]
@@ -173,9 +182,12 @@ def run_arm(name: str, cfg: TrainConfig, eval_tasks: dict[str, list[int]], eval_
     trainer = Trainer(cfg, resume=resume)
     left = f"updates {trainer.update_index + 1}..{cfg.updates}" if trainer.update_index < cfg.updates else "trained"
     print(f"== arm {name}, seed {cfg.seed}{_fraction_note(cfg)}: {cfg.algo}, {left}", flush=True)
+    curve = EvalCurve(run, eval_tasks, eval_seeds)
     try:
         while trainer.update_index < cfg.updates:
             print(summary_line(trainer.update()), flush=True)
+            if eval_every and trainer.update_index % eval_every == 0 and trainer.update_index < cfg.updates:
+                curve.add(trainer)
         stamp = {"tasks": eval_tasks, "seeds": list(eval_seeds), "updates": trainer.update_index}
         saved = run / ("evaluation_skill_prompt.json" if arm.skill_prompt else "evaluation.json")
         evaluation = json.loads(saved.read_text(encoding="utf-8")) if saved.is_file() else {}
@@ -191,9 +203,38 @@ def run_arm(name: str, cfg: TrainConfig, eval_tasks: dict[str, list[int]], eval_
             saved.write_text(json.dumps(evaluation, indent=1), encoding="utf-8")
     finally:
         trainer.close()
+    points = {**curve.points, trainer.update_index: evaluation["by_split"][curve.split]}
     return ArmResult(
-        name, cfg, read_metrics(run), evaluation["by_split"], trainer.stage1_report, evaluation.get("library_skills")
+        name,
+        cfg,
+        read_metrics(run),
+        evaluation["by_split"],
+        trainer.stage1_report,
+        evaluation.get("library_skills"),
+        curve=dict(sorted(points.items())),
     )
+
+
+class EvalCurve:
+    """A run's evaluations on the first evaluation split after some updates, by update: kept in
+    ``<run>/evaluation_curve.json`` under the tasks and seeds they played (others are dropped)."""
+
+    def __init__(self, run: Path, eval_tasks: dict[str, list[int]], eval_seeds: tuple[int, ...]) -> None:
+        self.path = run / "evaluation_curve.json"
+        self.split = next(iter(eval_tasks))
+        self.stamp = {"split": self.split, "tasks": eval_tasks[self.split], "seeds": list(eval_seeds)}
+        saved = json.loads(self.path.read_text(encoding="utf-8")) if self.path.is_file() else {}
+        fresh = all(saved.get(k) == v for k, v in self.stamp.items())
+        self.points: dict[int, dict[str, Any]] = (
+            {int(u): summary for u, summary in saved["points"].items()} if saved and fresh else {}
+        )
+
+    def add(self, trainer: Any) -> None:
+        """Evaluate ``trainer``'s policy now, under the comparison's protocol, and save the point."""
+        tasks, seeds = self.stamp["tasks"], tuple(self.stamp["seeds"])
+        self.points[trainer.update_index] = trainer.evaluate(self.split, tasks, seeds=seeds).summary()
+        body = {**self.stamp, "points": {str(u): p for u, p in sorted(self.points.items())}}
+        self.path.write_text(json.dumps(body, indent=1), encoding="utf-8")
 
 
 def _run_skills(run: Path) -> Any:
@@ -224,7 +265,9 @@ def evaluate_untrained(
     from seed_rl.evaluate import evaluate
     from seed_rl.run_setup import eval_sampling, run_env_kwargs, run_prompt_builder
 
-    policy = load_named_policy(cfg.model, dtype=cfg.dtype, vlm=cfg.visual, seed=cfg.seed)
+    policy = load_named_policy(
+        cfg.model, dtype=cfg.dtype, vlm=cfg.visual, seed=cfg.seed, batch_size=cfg.sample_batch_size
+    )
     builder = run_prompt_builder(cfg)
     sampling = eval_sampling(cfg)
     by_split = {
@@ -266,6 +309,7 @@ def write_outputs(
                 "train_fraction": r.config.train_fraction,
                 "run_dir": r.config.run_dir,
                 "evaluation": r.evaluation,
+                "evaluation_curve": {str(u): summary for u, summary in r.curve.items()},
                 "metrics": r.metrics,
                 "stage1": r.stage1,
                 "config": r.config.to_dict(),

@@ -38,6 +38,9 @@ def comparison_report(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSu
     family = family_table(untrained, arms, splits[0])
     if family:
         parts += ["", f"Success % per task family ({splits[0]}):", "", family]
+    episodes = episodes_table(untrained, arms, splits[0])
+    if episodes:
+        parts += ["", f"Success % against training episodes consumed ({splits[0]}; [95% CI]):", "", episodes]
     fractions = sorted({a.fraction for a in arms})
     if len(fractions) > 1:
         parts += ["", f"Success % by share of the train tasks ({splits[0]}; the paper's Table 6):", ""]
@@ -177,6 +180,22 @@ def family_table(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary
     rows = [["untrained", *[_family_cell(family_estimates(untrained[split]), f) for f in names]]]
     rows += [[arm_label(arm), *[_family_cell(arm.families(split), f) for f in names]] for arm in arms]
     return markdown_table(["arm", *names], rows)
+
+
+def episodes_table(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary], split: str) -> str:
+    """Evaluation success after each number of training episodes at which every run of an arm was
+    evaluated (``seed compare --eval-every``), the untrained model at 0; empty when no arm has
+    more than its final evaluation."""
+    curves = {arm_label(a): dict(a.eval_curve()) for a in arms if a.fraction == max(b.fraction for b in arms)}
+    if not any(len(points) > 1 for points in curves.values()):
+        return ""
+    episodes = sorted({e for points in curves.values() for e in points})
+    headers = ["arm", "0 (untrained)", *map(str, episodes)]
+    rows = [["untrained", _percent(summary_estimate(untrained[split])), *[""] * len(episodes)]]
+    rows += [
+        [name, "", *[_percent(points[e]) if e in points else "" for e in episodes]] for name, points in curves.items()
+    ]
+    return markdown_table(headers, rows)
 
 
 def fraction_table(arms: Sequence[ArmSummary], split: str, fractions: list[float]) -> str:

@@ -112,6 +112,7 @@ class TrainConfig:
     # the rollouts sample at (seed_rl/evaluate.py says why)
     eval_temperature: float = 0.0
     max_new_tokens: int = 32
+    sample_batch_size: int = 8  # sequences the model generates at once (rollouts, evaluation, skills)
     style: str = "act"
     one_shot: bool = True
     history_length: int = -1  # turns of history in each prompt; -1: the env's own (SEED's settings)
@@ -188,6 +189,7 @@ class TrainConfig:
             "epochs",
             "token_budget",
             "max_new_tokens",
+            "sample_batch_size",
             "analyzer_max_new_tokens",
             "checkpoint_every",
             "keep_checkpoints",

@@ -127,7 +127,9 @@ def load_run_policy(path: Path) -> EvalPolicy:
     cfg = run_config(run)
     weights = _read_weights(checkpoint / "trainable.safetensors")
     try:
-        policy = load_named_policy(cfg.model, dtype=cfg.dtype, vlm=cfg.visual, seed=cfg.seed)
+        policy = load_named_policy(
+            cfg.model, dtype=cfg.dtype, vlm=cfg.visual, seed=cfg.seed, batch_size=cfg.sample_batch_size
+        )
     except ModelNotFetched as error:
         raise PolicyError(f"the run's model: {error}") from None
     if cfg.sft:

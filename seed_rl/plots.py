@@ -35,7 +35,9 @@ def plot_comparison(path: Path, untrained: dict[str, dict[str, Any]], arms: Sequ
     split = next(iter(untrained))
     families = family_names(untrained, arms, split)
     fractions = sorted({a.fraction for a in arms})
-    panels = 2 + bool(families) + (len(fractions) > 1)
+    shown = [a for a in arms if a.fraction == fractions[-1]]
+    evaluated = [a for a in shown if len(a.eval_curve()) > 1]
+    panels = 2 + bool(families) + (len(fractions) > 1) + bool(evaluated)
     fig, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4.2), squeeze=False)
     curves, bars, *rest = axes[0]
     colours = {name: f"C{i}" for i, name in enumerate(dict.fromkeys(a.name for a in arms))}
@@ -50,7 +52,6 @@ def plot_comparison(path: Path, untrained: dict[str, dict[str, Any]], arms: Sequ
     curves.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     curves.legend(fontsize=8)
 
-    shown = [a for a in arms if a.fraction == fractions[-1]]
     estimates = [summary_estimate(untrained[split]), *[a.success(split) for a in shown]]
     names = ["untrained", *[a.name for a in shown]]
     bars.bar(names, [e.mean for e in estimates], yerr=error_bars(estimates), capsize=4,
@@ -70,6 +71,16 @@ def plot_comparison(path: Path, untrained: dict[str, dict[str, Any]], arms: Sequ
         ax.set_xticks(range(len(families)), families, rotation=30, ha="right", fontsize=8)
         ax.set(ylim=(0, 1), ylabel="success", title=f"per task family, {split} (95% CI)")
         ax.legend(fontsize=7)
+
+    if evaluated:
+        ax = rest.pop(0)
+        start = summary_estimate(untrained[split])
+        for arm in evaluated:
+            points = [(0, start), *arm.eval_curve()]
+            ax.errorbar([e for e, _ in points], [p.mean for _, p in points], yerr=error_bars([p for _, p in points]),
+                        marker="o", capsize=3, color=colours[arm.name], label=arm.name)  # fmt: skip
+        ax.set(xlabel="training episodes", ylabel="success", ylim=(0, 1), title=f"{split} during training (95% CI)")
+        ax.legend(fontsize=8)
 
     if len(fractions) > 1:
         ax = rest.pop(0)

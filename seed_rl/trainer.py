@@ -167,7 +167,9 @@ class Trainer:
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         torch.manual_seed(cfg.seed)
-        self.policy = load_named_policy(cfg.model, dtype=cfg.dtype, vlm=cfg.visual, seed=cfg.seed)
+        self.policy = load_named_policy(
+            cfg.model, dtype=cfg.dtype, vlm=cfg.visual, seed=cfg.seed, batch_size=cfg.sample_batch_size
+        )
         self.policy.share_prefix = cfg.share_prefix
         self.stage1_report: dict[str, Any] | None = None
         if cfg.sft:

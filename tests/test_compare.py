@@ -45,6 +45,8 @@ def test_compare_trains_each_arm_evaluates_alike_and_writes_table_and_plot(tmp_p
         str(out),
         "--eval-episodes",
         "3",
+        "--eval-every",
+        "1",
     ]
     assert main(args) == 0
     printed = capsys.readouterr().out
@@ -57,6 +59,16 @@ def test_compare_trains_each_arm_evaluates_alike_and_writes_table_and_plot(tmp_p
     assert all(e["episodes"] == 3 and e["split"] == "valid_unseen" for e in evaluations)
     assert [r["arm"] for r in data["runs"]] == ["grpo", "seed-scripted"]
     assert len(data["runs"][0]["metrics"]) == 2 and (out / "grpo" / "seed0" / "checkpoints").is_dir()
+    # --eval-every 1: evaluated after update 1 too; the last point is the final evaluation
+    for run in data["runs"]:
+        curve = run["evaluation_curve"]
+        assert list(curve) == ["1", "2"] and curve["2"] == run["evaluation"]["valid_unseen"]
+        assert curve["1"]["episodes"] == 3 and curve["1"]["split"] == "valid_unseen"
+    saved = json.loads((out / "grpo" / "seed0" / "evaluation_curve.json").read_text())
+    assert list(saved["points"]) == ["1"] and len(saved["tasks"]) == 3 and saved["split"] == "valid_unseen"
+    assert "against training episodes consumed" in table
+    cells = [[c.strip() for c in line.split("|")[1:-1]] for line in table.splitlines() if "| 0 (untrained)" in line]
+    assert cells == [["arm", "0 (untrained)", "4", "8"]]  # 2 tasks x 2 rollouts per update
     # a second call reuses the finished arms (no update is run again)
     assert main(args) == 0
     assert "update   1" not in capsys.readouterr().out

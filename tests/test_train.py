@@ -296,3 +296,14 @@ def test_train_env_kwargs_reach_the_training_split_only():
     for split in ("valid_seen", "valid_unseen"):
         assert "max_solution_moves" not in run_env_kwargs(cfg, split)
         assert run_env_kwargs(cfg, split)["observation_mode"] == "positions"
+
+
+def test_sample_batch_size_sets_how_many_sequences_the_policy_generates_at_once(tmp_path):
+    cfg = load_config(None, ["model=tiny-random", "progress=false", "sample_batch_size=5", f"run_dir={tmp_path}"])
+    trainer = Trainer(cfg)
+    try:
+        assert trainer.rollout_policy.batch_size == 5
+    finally:
+        trainer.close()
+    with pytest.raises(ConfigError, match="sample_batch_size"):
+        load_config(None, ["sample_batch_size=0"])

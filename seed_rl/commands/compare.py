@@ -3,6 +3,7 @@
     seed compare --config demo                       # the README's CPU run: grpo vs seed
     seed compare --config sokoban_grpo --arms grpo seed seed-lambda0 skill-prompt --train-seeds 0 1 2
     seed compare --config demo train_tasks=64 --data-fractions 0.25 0.5 1   # the paper's Table 6
+    seed compare --config demo --arms grpo seed --train-seeds 0 1 2 3 --eval-every 2  # success vs episodes
 
 Each arm trains once per training seed (and data fraction) in ``<out>/<arm>/seed<S>`` (finished
 runs are reused, interrupted ones resume), then plays the same fixed tasks of each
@@ -46,6 +47,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--eval-episodes", type=int, default=32, help="the first N tasks of each split's manifest (as seed eval)"
     )
+    parser.add_argument(
+        "--eval-every",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also evaluate each run after every N updates: success against episodes consumed",
+    )
     parser.add_argument("--eval-seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--eval-splits", nargs="+", default=["valid_unseen"], choices=SPLITS)
     parser.add_argument("--force", action="store_true", help="compare arms whose budgets differ (the table says so)")
@@ -59,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     try:
+        if args.eval_every < 0:
+            raise ConfigError(f"--eval-every {args.eval_every} is not allowed; give N >= 1, or 0 for no curve")
         planned, differing = plan_runs(
             args.arms, args.config, args.overrides, out, args.train_seeds, args.data_fractions, force=args.force
         )
@@ -72,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"== untrained {first.model} on {args.eval_episodes} tasks of {', '.join(splits)} of {first.env}", flush=True)
     untrained = evaluate_untrained(first, tasks, seeds, out)
     try:
-        results = [run_arm(name, cfg, tasks, seeds) for name, cfg in planned]
+        results = [run_arm(name, cfg, tasks, seeds, args.eval_every) for name, cfg in planned]
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -1,0 +1,136 @@
+"""Does a good skill in the prompt change what the policy does? OPD's precondition, measured.
+
+SEED distills the policy's behaviour *with* a hindsight skill in context into the policy
+without it. If a skill in the prompt does not raise the policy's success at inference, the
+gate ``sigmoid(beta * Delta)`` has nothing useful to pass on. This evaluates one config's
+policy (the untrained model by default) on the manifest's ``valid_unseen`` tasks, under the
+run's evaluation protocol, in three arms:
+
+- ``none``: no skill (the deployment SEED trains for);
+- ``oracle``: each task's scripted skill of the expert's own winning episode (a workflow that
+  names the solving moves: the best skill the scripted analyzer can write for that task);
+- ``own``: the scripted skill of the policy's own no-skill episode on that task (what SEED's
+  ``analyzer=scripted`` arm injects: avoidance rules after a failure, the workflow after a win).
+
+It prints success [Wilson 95%] per arm, the tasks each arm wins that ``none`` loses and the
+reverse, and the share of first actions the skill changes.
+
+    python scripts/measure_skill_prompt.py --config demo --tasks 32 --set observation_mode=positions
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+from tempfile import mkdtemp
+
+import torch
+
+from seed_agent.skills.annotate import annotate
+from seed_envs.vector import make_vec
+from seed_rl.compare import manifest_indices
+from seed_rl.config import load_config
+from seed_rl.evaluate import evaluate
+from seed_rl.rollout import Episode, EpisodeStart, run_episodes
+from seed_rl.run_setup import eval_sampling, run_env_kwargs, run_prompt_builder
+from seed_rl.sft import NoisyExpertAgent
+from seed_rl.skill_prompt import FixedSkillBuilder
+from seed_rl.stats import proportion_ci
+from seed_rl.trainer import Trainer
+
+SPLIT = "valid_unseen"
+
+
+def expert_episodes(cfg, builder, indices: list[int]) -> list[Episode]:
+    """The expert's (noise-free) episode on each task, with its plan recorded for the annotator."""
+    starts = [EpisodeStart(options={"split": SPLIT, "index": i}, group=k) for k, i in enumerate(indices)]
+    with make_vec(cfg.env, min(len(starts), 32), backend="sync", **run_env_kwargs(cfg, SPLIT)) as vec:
+        return run_episodes(vec, NoisyExpertAgent(builder, (0.0,), seed=0), starts, env_id=cfg.env, record_expert=True)
+
+
+def with_skills(trainer: Trainer, indices: list[int], skills: list[str]) -> list[Episode]:
+    """Each task played with its own skill in every prompt (tasks sharing a skill in one batch)."""
+    cfg = trainer.cfg
+    base = run_prompt_builder(cfg, trainer.learner.count_tokens, trainer.max_prompt_tokens - cfg.skill_reserve_tokens)
+    by_skill: dict[str, list[int]] = defaultdict(list)
+    for k, text in enumerate(skills):
+        by_skill[text].append(k)
+    played: dict[int, Episode] = {}
+    for text, positions in by_skill.items():
+        result = evaluate(
+            trainer.rollout_policy,
+            FixedSkillBuilder(base, text, trainer.max_prompt_tokens),
+            env=cfg.env,
+            split=SPLIT,
+            task_indices=[indices[k] for k in positions],
+            sampling=eval_sampling(cfg),
+            env_kwargs=run_env_kwargs(cfg, SPLIT),
+            progress=False,
+        )
+        played.update(zip(positions, result.episodes, strict=True))
+    return [played[k] for k in range(len(indices))]
+
+
+def first_action(e: Episode) -> str:
+    return (e.rows[0].action or "") if e.rows else ""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default="demo")
+    parser.add_argument("--tasks", type=int, default=32)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config overrides")
+    parser.add_argument("--json", default=None, help="also write the result here")
+    args = parser.parse_args()
+    torch.set_num_threads(2)
+
+    cfg = load_config(args.config, [f"run_dir={mkdtemp(prefix='skill-prompt-')}", "progress=false", *args.set])
+    trainer = Trainer(cfg)
+    try:
+        indices = manifest_indices(cfg, args.tasks)
+        none = trainer.evaluate(SPLIT, indices).episodes
+        builder = run_prompt_builder(cfg)
+        oracle_skills = [
+            annotate(e.trajectory(), e.expert_plan, cfg.sft_skill_words).episode_skill
+            for e in expert_episodes(cfg, builder, indices)
+        ]
+        own_skills = [annotate(e.trajectory(), e.expert_plan, cfg.sft_skill_words).episode_skill for e in none]
+        arms = {
+            "none": none,
+            "oracle": with_skills(trainer, indices, oracle_skills),
+            "own": with_skills(trainer, indices, own_skills),
+        }
+    finally:
+        trainer.close()
+
+    report = {"config": args.config, "overrides": args.set, "tasks": indices, "arms": {}}
+    print(f"{'arm':8} {'success [95% CI]':>24} {'gains':>6} {'losses':>7} {'first action changed':>21}")
+    for name, episodes in arms.items():
+        won = sum(e.won for e in episodes)
+        ci = proportion_ci(won, len(episodes))
+        gains = sum(e.won and not n.won for e, n in zip(episodes, none, strict=True))
+        losses = sum(n.won and not e.won for e, n in zip(episodes, none, strict=True))
+        changed = sum(first_action(e) != first_action(n) for e, n in zip(episodes, none, strict=True))
+        print(
+            f"{name:8} {100 * ci.mean:7.1f}% [{100 * ci.low:4.1f}, {100 * ci.high:4.1f}] "
+            f"{gains:>6} {losses:>7} {changed:>14}/{len(episodes)}"
+        )
+        report["arms"][name] = {
+            "won": won,
+            "n": len(episodes),
+            "low": ci.low,
+            "high": ci.high,
+            "gains": gains,
+            "losses": losses,
+            "first_action_changed": changed,
+        }
+    print("example oracle skill:", oracle_skills[0])
+    print("example own skill:", own_skills[0])
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
