@@ -48,7 +48,7 @@ def external_analyzer(url: str) -> Policy:
 
 #: Below this parse rate a run warns: OPD then rarely fires.
 LOW_PARSE_RATE = 0.5
-#: Episodes analysed per ``generate`` call, at least (more where the policy samples more at once).
+#: Episodes analysed per ``generate`` call.
 ANALYSIS_CHUNK = 8
 
 
@@ -147,9 +147,8 @@ def write_skills(
                 for i in chosen
             ]
         completions = []
-        chunk = max(ANALYSIS_CHUNK, getattr(policy, "batch_size", 0))  # chunks, so progress can be shown
-        for start in range(0, len(prompts), chunk):
-            part = slice(start, start + chunk)
+        for start in range(0, len(prompts), ANALYSIS_CHUNK):  # chunks, so progress can be shown
+            part = slice(start, start + ANALYSIS_CHUNK)
             completions += policy.generate(
                 prompts[part], images=images[part] if images else None, sampling=settings.sampling
             )
