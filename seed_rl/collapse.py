@@ -10,8 +10,10 @@ Three numbers go into every update's metrics (:func:`action_metrics`):
 - ``junk_rate``: the share of the policy's replies that parse to no admissible action.
 
 :class:`CollapseWatch` turns them into warnings: entropy under :data:`ENTROPY_FLOOR`, or a junk
-rate :data:`JUNK_RISE` above the lowest one the run has seen. A GRPO run whose groups all fail
-alike has no signal left, and these show it before its success does.
+rate :data:`JUNK_RISE` above the lowest one the run has seen, or one action in at least
+:data:`ONE_ACTION` of the valid steps (a Sokoban policy that pushes one way whatever the room).
+A GRPO run whose groups all fail alike has no signal left, and these show it before its success
+does.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from typing import Any
 ENTROPY_FLOOR = 0.05
 #: Junk-rate rise (absolute) over the run's lowest that draws a warning.
 JUNK_RISE = 0.10
+#: Top-action share of the valid steps at or above which a run is warned: it plays one action.
+ONE_ACTION = 0.95
 
 
 def action_metrics(rows: Sequence[Any]) -> dict[str, float]:
@@ -43,11 +47,14 @@ def action_metrics(rows: Sequence[Any]) -> dict[str, float]:
 
 
 class CollapseWatch:
-    """Warnings from each update's metrics: low entropy, or a rising junk rate."""
+    """Warnings from each update's metrics: low entropy, a rising junk rate, or one action played."""
 
-    def __init__(self, entropy_floor: float = ENTROPY_FLOOR, junk_rise: float = JUNK_RISE) -> None:
+    def __init__(
+        self, entropy_floor: float = ENTROPY_FLOOR, junk_rise: float = JUNK_RISE, one_action: float = ONE_ACTION
+    ) -> None:
         self.entropy_floor = entropy_floor
         self.junk_rise = junk_rise
+        self.one_action = one_action
         self.lowest_junk: float | None = None
 
     def check(self, metrics: dict[str, Any]) -> list[str]:
@@ -66,4 +73,10 @@ class CollapseWatch:
                     "parse to no action are growing (lower lr, or sample with top_k / top_p)"
                 )
             self.lowest_junk = junk if self.lowest_junk is None else min(self.lowest_junk, junk)
+        top = metrics.get("top_action_share")
+        if top is not None and top >= self.one_action:
+            warnings.append(
+                f"update {u}: one action is {100 * top:.0f}% of the valid steps: the policy has collapsed to a "
+                "favourite action, and groups that all fail alike give GRPO no signal (see seed_rl/README.md)"
+            )
         return warnings

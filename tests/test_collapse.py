@@ -60,6 +60,13 @@ def test_warnings_for_low_entropy_and_a_rising_junk_rate():
     assert watch.check({"update": 5, "entropy": float("nan"), "junk_rate": 0.15}) == []
 
 
+def test_a_warning_when_one_action_takes_the_valid_steps():
+    watch = CollapseWatch(one_action=0.9)
+    assert watch.check({"update": 1, "entropy": 0.5, "top_action_share": 0.89}) == []
+    (one,) = watch.check({"update": 2, "entropy": 0.5, "top_action_share": 0.9})
+    assert "one action is 90%" in one and "update 2" in one
+
+
 def test_the_update_line_shows_the_collapse_signs():
     metrics = {
         "update": 3,
