@@ -367,6 +367,8 @@ def test_one_long_history_update_of_smollm2_stays_within_the_budget(tmp_path, us
         "tasks_per_update=1",
         "group_size=2",
         "updates=1",
+        "epochs=1",
+        "minibatches=1",
         "progress=false",
         f"memory_budget_gb={budget}",
         "token_budget=100000",

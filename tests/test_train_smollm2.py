@@ -10,7 +10,17 @@ pytest.importorskip("peft")
 
 pytestmark = pytest.mark.slow
 
-SMALL = ["model=smollm2", "tasks_per_update=2", "group_size=4", "max_steps=4", "progress=false", "threads=2"]
+#: One optimizer step per update (the path whose old log-probs come from the pass itself).
+SMALL = [
+    "model=smollm2",
+    "tasks_per_update=2",
+    "group_size=4",
+    "max_steps=4",
+    "epochs=1",
+    "minibatches=1",
+    "progress=false",
+    "threads=2",
+]
 
 
 @pytest.fixture
