@@ -15,7 +15,7 @@ run's evaluation protocol, in three arms:
 It prints success [Wilson 95%] per arm, the tasks each arm wins that ``none`` loses and the
 reverse, and the share of first actions the skill changes.
 
-    python scripts/measure_skill_prompt.py --config demo --tasks 32 --set observation_mode=positions
+    python scripts/measure_skill_prompt.py --config demo --tasks 32 --set max_steps=6
 """
 
 from __future__ import annotations

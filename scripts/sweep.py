@@ -26,7 +26,7 @@ import json
 from pathlib import Path
 
 from seed_rl.arm_summary import summary_estimate
-from seed_rl.compare import EVALUATION_KEYS, arm_config, evaluate_untrained, manifest_indices, run_arm
+from seed_rl.compare import arm_config, evaluate_untrained, evaluation_protocol, manifest_indices, run_arm
 from seed_rl.compare_table import train_seconds
 from seed_rl.config import TrainConfig
 from seed_rl.stats import format_percent
@@ -66,7 +66,7 @@ VARIANTS: dict[str, tuple[str, ...]] = {
 
 def protocol_key(cfg: TrainConfig) -> str:
     """A short name for an evaluation protocol: runs that share it share the untrained model's row."""
-    values = json.dumps({k: cfg.to_dict()[k] for k in EVALUATION_KEYS}, sort_keys=True)
+    values = json.dumps(evaluation_protocol(cfg), sort_keys=True)
     return hashlib.sha1(values.encode()).hexdigest()[:10]
 
 

@@ -250,13 +250,18 @@ def _fraction_note(cfg: TrainConfig) -> str:
     return "" if cfg.train_fraction == 1 else f", {100 * cfg.train_fraction:g}% of the train tasks"
 
 
+def evaluation_protocol(cfg: TrainConfig) -> dict[str, Any]:
+    """The keys of ``cfg`` that decide what an evaluation measures (:data:`EVALUATION_KEYS`)."""
+    values = cfg.to_dict()
+    return {key: values[key] for key in EVALUATION_KEYS}
+
+
 def evaluate_untrained(
     cfg: TrainConfig, eval_tasks: dict[str, list[int]], eval_seeds: tuple[int, ...], out: Path
 ) -> dict[str, dict[str, Any]]:
     """The base model (no Stage 1, no RL) on the same tasks, per split: the row every arm starts from."""
     path = out / "untrained_evaluation.json"
-    protocol = {key: cfg.to_dict()[key] for key in EVALUATION_KEYS}
-    stamp = {"tasks": eval_tasks, "seeds": list(eval_seeds), "model": cfg.model, "protocol": protocol}
+    stamp = {"tasks": eval_tasks, "seeds": list(eval_seeds), "model": cfg.model, "protocol": evaluation_protocol(cfg)}
     if path.is_file():
         saved = json.loads(path.read_text(encoding="utf-8"))
         if all(saved.get(k) == v for k, v in stamp.items()):

@@ -186,7 +186,8 @@ def episodes_table(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSumma
     """Evaluation success after each number of training episodes at which every run of an arm was
     evaluated (``seed compare --eval-every``), the untrained model at 0; empty when no arm has
     more than its final evaluation."""
-    curves = {arm_label(a): dict(a.eval_curve()) for a in arms if a.fraction == max(b.fraction for b in arms)}
+    widest = max(a.fraction for a in arms)
+    curves = {arm_label(a): dict(a.eval_curve()) for a in arms if a.fraction == widest}
     if not any(len(points) > 1 for points in curves.values()):
         return ""
     episodes = sorted({e for points in curves.values() for e in points})
