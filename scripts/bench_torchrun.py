@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from seed_rl.run_log import read_metrics
+from seed_rl.records.run_log import read_metrics
 from seed_rl.tables import markdown_table
 
 PHASES = ("rollout", "analysis", "teacher", "update", "total")

@@ -36,12 +36,12 @@ from seed_agent.policies.base import SamplingParams
 from seed_agent.skills import Skill
 from seed_agent.skills.annotate import annotate
 from seed_rl.config import load_config
-from seed_rl.memory import peak_rss_bytes, reset_peak_rss
 from seed_rl.rollout import Episode
 from seed_rl.tables import markdown_table
-from seed_rl.trainer import PhaseTimer, Trainer, grpo_batch
-from seed_rl.update import optimize
-from seed_rl.update_batch import UpdateBatch
+from seed_rl.train.memory import peak_rss_bytes, reset_peak_rss
+from seed_rl.train.trainer import PhaseTimer, Trainer, grpo_batch
+from seed_rl.train.update import optimize
+from seed_rl.train.update_batch import UpdateBatch
 
 PHASES = ("analysis", "teacher", "rescore", "reference", "update")
 #: The naive path (every key reachable by config): fp32, no shared prefix, 2 rows per micro-batch,

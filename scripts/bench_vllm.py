@@ -26,9 +26,9 @@ import time
 from pathlib import Path
 
 from seed_rl.config import load_config
-from seed_rl.rollout_engine import base_weights
 from seed_rl.tables import markdown_table
-from seed_rl.trainer import Trainer
+from seed_rl.train.rollout_engine import base_weights
+from seed_rl.train.trainer import Trainer
 
 PHASES = ("rollout", "rescore", "update", "sync", "total")
 

@@ -23,7 +23,7 @@ import sys
 from typing import Any
 
 from seed_envs.core import SPLITS
-from seed_rl.manifests import (
+from seed_rl.evaluate.manifests import (
     TASKS_OF,
     Manifest,
     ManifestError,

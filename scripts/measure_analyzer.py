@@ -22,9 +22,9 @@ from pathlib import Path
 
 from seed_agent.models import load_named_policy
 from seed_rl.config import load_config
-from seed_rl.run_setup import run_analyzer_settings
-from seed_rl.sft import analyzer_parse_rate, held_out_episodes, run_stage1
 from seed_rl.stats import proportion_ci
+from seed_rl.train.run_setup import run_analyzer_settings
+from seed_rl.train.sft import analyzer_parse_rate, held_out_episodes, run_stage1
 
 
 def measure(policy, episodes, settings) -> dict:

@@ -30,15 +30,15 @@ import torch
 
 from seed_agent.skills.annotate import annotate
 from seed_envs.vector import make_vec
-from seed_rl.compare import manifest_indices
+from seed_rl.compare.comparison import manifest_indices
 from seed_rl.config import load_config
-from seed_rl.evaluate import evaluate
+from seed_rl.evaluate.play import evaluate
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
-from seed_rl.run_setup import eval_sampling, run_env_kwargs, run_prompt_builder
-from seed_rl.sft import NoisyExpertAgent
-from seed_rl.skill_prompt import FixedSkillBuilder
 from seed_rl.stats import proportion_ci
-from seed_rl.trainer import Trainer
+from seed_rl.train.run_setup import eval_sampling, run_env_kwargs, run_prompt_builder
+from seed_rl.train.sft import NoisyExpertAgent
+from seed_rl.train.skill_prompt import FixedSkillBuilder
+from seed_rl.train.trainer import Trainer
 
 SPLIT = "valid_unseen"
 

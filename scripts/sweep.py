@@ -25,9 +25,9 @@ import hashlib
 import json
 from pathlib import Path
 
-from seed_rl.arm_summary import summary_estimate
-from seed_rl.compare import arm_config, evaluate_untrained, evaluation_protocol, manifest_indices, run_arm
-from seed_rl.compare_table import train_seconds
+from seed_rl.compare.arm_summary import summary_estimate
+from seed_rl.compare.comparison import arm_config, evaluate_untrained, evaluation_protocol, manifest_indices, run_arm
+from seed_rl.compare.table import train_seconds
 from seed_rl.config import TrainConfig
 from seed_rl.stats import format_percent
 from seed_rl.tables import markdown_table

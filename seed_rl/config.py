@@ -92,7 +92,7 @@ class TrainConfig:
     reward: str = "return"  # the outcome reward R of a trajectory
     penalty: float = 0.1  # the invalid-action penalty
     # how GRPO's per-token terms average over a mini-batch: every token alike (DAPO), or every
-    # trajectory alike (GRPO's 1/|o_i| over the whole multi-turn trajectory; seed_rl/losses.py)
+    # trajectory alike (GRPO's 1/|o_i| over the whole multi-turn trajectory; seed_rl/algo/losses.py)
     loss_agg: str = "token-mean"
     token_budget: int = 4096  # tokens computed per micro-batch, at most (a shared prefix counts once)
     micro_batch_rows: int = 0  # > 0: exactly this many rows per micro-batch, no token bound (the naive path)
@@ -100,7 +100,7 @@ class TrainConfig:
     # with LoRA in the top lora_layers only: training passes start from the hidden states the sampler
     # computed below them (seed_agent/policies/frozen_states.py)
     reuse_frozen_states: bool = True
-    memory_budget_gb: float = 8.0  # weights + optimizer + one micro-batch's pass (seed_rl/memory.py)
+    memory_budget_gb: float = 8.0  # weights + optimizer + one micro-batch's pass (seed_rl/train/memory.py)
     rescore: str = "auto"  # re-score old log-probs on the learner: auto = when the sampler differs
     is_cap: float = 2.0
     is_mode: str = "truncate"
@@ -109,7 +109,7 @@ class TrainConfig:
     top_p: float = 1.0
     top_k: int = 0  # > 0: sample from the k most likely tokens only
     # evaluation: every row of a table plays greedily (0), or at this temperature, whatever `temperature`
-    # the rollouts sample at (seed_rl/evaluate.py says why)
+    # the rollouts sample at (seed_rl/evaluate/play.py says why)
     eval_temperature: float = 0.0
     max_new_tokens: int = 32
     sample_batch_size: int = 8  # sequences the model generates at once (rollouts, evaluation, skills)

@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 
 from seed_rl.config import load_config
-from seed_rl.trainer import Trainer
+from seed_rl.train.trainer import Trainer
 
 
 def main(run_dir: str, *overrides: str) -> None:

@@ -17,9 +17,9 @@ import sys
 import torch
 
 from seed_agent.tiny_models import tiny_random_policy
-from seed_rl.distributed import world
-from seed_rl.learner import Learner, ScoreRow
-from seed_rl.update import LossSettings, TrainRow, optimize
+from seed_rl.train.distributed import world
+from seed_rl.train.learner import Learner, ScoreRow
+from seed_rl.train.update import LossSettings, TrainRow, optimize
 
 
 def fixed_batch(learner: Learner) -> list[TrainRow]:

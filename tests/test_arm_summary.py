@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from seed_rl.arm_summary import ArmResult, group_results, paired_difference
+from seed_rl.compare.arm_summary import ArmResult, group_results, paired_difference
 from seed_rl.config import ConfigError, load_config
-from seed_rl.run_setup import UNBOUNDED_TASKS, train_task_pool
+from seed_rl.train.run_setup import UNBOUNDED_TASKS, train_task_pool
 
 
 def evaluation(success: float, low: float, high: float, families: dict | None = None) -> dict:
@@ -98,7 +98,7 @@ def test_the_training_pool_is_a_share_of_a_prefix():
 
 def test_a_run_draws_its_tasks_from_its_pool(tmp_path):
     pytest.importorskip("peft")
-    from seed_rl.trainer import Trainer
+    from seed_rl.train.trainer import Trainer
 
     cfg = load_config(
         "sokoban_grpo",

@@ -7,14 +7,14 @@ import math
 
 import pytest
 
-from seed_rl.audit import (
+from seed_rl.cli import main
+from seed_rl.records.audit import (
     contradicts_outcome,
     foreign_words,
     gate_stats,
     parse_rate_by_update,
     percentile,
 )
-from seed_rl.cli import main
 
 
 def sigmoid(x):
@@ -131,8 +131,8 @@ def test_audit_of_a_tiny_seed_run_counts_every_logged_gate(tmp_path):
     pytest.importorskip("torch")
     pytest.importorskip("peft")
     from seed_rl.config import load_config
-    from seed_rl.episode_log import read_episodes
-    from seed_rl.trainer import train
+    from seed_rl.records.episode_log import read_episodes
+    from seed_rl.train.trainer import train
 
     run = tmp_path / "seed"
     overrides = ["model=tiny-random", "tasks_per_update=2", "group_size=2", "max_steps=3", "progress=false"]

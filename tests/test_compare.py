@@ -11,7 +11,7 @@ pytest.importorskip("peft")
 pytest.importorskip("matplotlib")
 
 from seed_rl.cli import main
-from seed_rl.compare import arm_config, check_budgets
+from seed_rl.compare.comparison import arm_config, check_budgets
 from seed_rl.config import ConfigError
 
 TINY = [
@@ -87,8 +87,8 @@ def test_arms_with_different_budgets_are_refused_unless_forced(tmp_path):
 
 
 def test_the_compute_columns_add_up_the_phases_stage1_and_tokens():
-    from seed_rl.arm_summary import ArmResult
-    from seed_rl.compare_table import phase_seconds, token_counts, train_seconds
+    from seed_rl.compare.arm_summary import ArmResult
+    from seed_rl.compare.table import phase_seconds, token_counts, train_seconds
     from seed_rl.config import load_config
 
     metrics = [
@@ -187,8 +187,8 @@ def test_a_data_fraction_of_a_procedural_split_needs_a_pool(tmp_path, capsys):
 
 def test_the_skill_prompt_arm_puts_its_runs_skills_in_the_prompts(tmp_path):
     from seed_rl.config import load_config
-    from seed_rl.skill_prompt import library_from_run
-    from seed_rl.trainer import Trainer
+    from seed_rl.train.skill_prompt import library_from_run
+    from seed_rl.train.trainer import Trainer
 
     cfg = load_config("sokoban_grpo", [*TINY, "updates=1", "algo=seed", "analyzer=scripted", f"run_dir={tmp_path}"])
     trainer = Trainer(cfg)
@@ -215,8 +215,8 @@ def test_the_skill_prompt_arm_puts_its_runs_skills_in_the_prompts(tmp_path):
 
 
 def test_the_untrained_evaluation_is_reused_only_under_the_same_protocol(tmp_path, monkeypatch):
-    import seed_rl.evaluate as evaluate_module
-    from seed_rl.compare import evaluate_untrained
+    import seed_rl.evaluate.play as evaluate_module
+    from seed_rl.compare.comparison import evaluate_untrained
     from seed_rl.config import load_config
 
     played = []

@@ -14,9 +14,9 @@ from test_train import TINY
 
 from seed_rl.cli import main
 from seed_rl.config import load_config
-from seed_rl.episode_log import EPISODES_FILE, episode_records, read_episodes
-from seed_rl.run_log import read_metrics
-from seed_rl.trainer import Trainer, train
+from seed_rl.records.episode_log import EPISODES_FILE, episode_records, read_episodes
+from seed_rl.records.run_log import read_metrics
+from seed_rl.train.trainer import Trainer, train
 
 SEED = ("algo=seed", "analyzer=scripted")
 
@@ -80,9 +80,9 @@ def test_records_put_gates_on_the_steps_that_sampled_tokens_and_thumbnails_on_vi
     from PIL import Image
 
     from seed_agent.skills import NoSkill, Skill
-    from seed_rl.learner import ScoreRow
     from seed_rl.rollout import Episode, StepRow
-    from seed_rl.update import TrainRow
+    from seed_rl.train.learner import ScoreRow
+    from seed_rl.train.update import TrainRow
 
     def step(n, tokens, image=None):
         return StepRow(

@@ -17,9 +17,9 @@ from seed_agent.skills import EPISODE_SKILL_HEADER  # noqa: E402
 from seed_envs.core import SPLITS  # noqa: E402
 from seed_rl import manifests  # noqa: E402
 from seed_rl.cli import main  # noqa: E402
-from seed_rl.compare import manifest_indices  # noqa: E402
+from seed_rl.compare.comparison import manifest_indices  # noqa: E402
 from seed_rl.config import load_config  # noqa: E402
-from seed_rl.manifests import (  # noqa: E402
+from seed_rl.evaluate.manifests import (  # noqa: E402
     ManifestError,
     ManifestMismatch,
     check_tasks,
@@ -158,7 +158,7 @@ def test_eval_tiny_random_on_sokoban_with_two_seeds(tmp_path, capsys):
 @pytest.fixture(scope="module")
 def trained_run(tmp_path_factory):
     """A run folder after one tiny GRPO update (as tests/test_train.py trains)."""
-    from seed_rl.trainer import train
+    from seed_rl.train.trainer import train
 
     run = tmp_path_factory.mktemp("eval-run") / "run"
     with pytest.MonkeyPatch.context() as patch:
@@ -170,7 +170,7 @@ def trained_run(tmp_path_factory):
 def test_eval_a_run_folder_loads_its_trained_weights(trained_run, tmp_path, capsys):
     from safetensors.torch import load_file, save_file
 
-    from seed_rl.eval_policy import load_eval_policy
+    from seed_rl.train.saved_policy import load_eval_policy
 
     # weights that differ from the initial ones for sure (one tiny update may leave LoRA's B at zero)
     run = tmp_path / "run"

@@ -13,7 +13,9 @@ an edge to the project module it loads:
 - imports under ``if TYPE_CHECKING:`` never run and are left out.
 
 Layering (DESIGN.md): ``seed_envs`` imports neither of the others, ``seed_agent`` never
-imports ``seed_rl``.
+imports ``seed_rl``. Inside ``seed_rl`` (ARCHITECTURE.md) the rooms are ordered, and a module
+imports only from its own room, rooms below it, or the shared modules at the package's top
+(config, rollout, progress, stats, tables), which import no room; ``algo`` loads no model code.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("seed_envs", "seed_agent", "seed_rl")
 #: package -> the packages it must not import.
 FORBIDDEN = {"seed_envs": ("seed_agent", "seed_rl"), "seed_agent": ("seed_rl",), "seed_rl": ()}
+#: seed_rl's rooms, lowest first: each may import the rooms before it, never those after.
+SEED_RL_ROOMS = ("algo", "records", "evaluate", "train", "compare", "commands")
 
 
 @dataclass(frozen=True)
@@ -215,6 +219,36 @@ def test_layering(graph):
     assert not wrong, "imports against the layering:\n" + "\n".join(
         f"  {e.source} -> {e.target}  ({e.where()})" for e in wrong
     )
+
+
+def room_rank(module: str) -> int | None:
+    """A seed_rl module's room, as its place in SEED_RL_ROOMS; -1 for the shared top-level
+    modules, None for the command-line entry point and modules outside seed_rl."""
+    parts = module.split(".")
+    if parts[0] != "seed_rl" or len(parts) == 1 or parts[1] == "cli":
+        return None
+    return SEED_RL_ROOMS.index(parts[1]) if parts[1] in SEED_RL_ROOMS else -1
+
+
+def test_seed_rl_rooms_import_downward_only(graph):
+    modules, edges = graph
+    rooms = {name.split(".")[1] for name in modules if name.count(".") >= 2 and name.startswith("seed_rl.")}
+    assert set(SEED_RL_ROOMS) <= rooms, sorted(set(SEED_RL_ROOMS) - rooms)
+    upward = [
+        e
+        for e in edges
+        if None not in (room_rank(e.source), room_rank(e.target)) and room_rank(e.target) > room_rank(e.source)
+    ]
+    assert not upward, "imports into a higher room:\n" + "\n".join(
+        f"  {e.source} -> {e.target}  ({e.where()})" for e in upward
+    )
+
+
+def test_algo_loads_no_model_code(graph):
+    modules, _ = graph
+    model_code = re.compile(r"^\s*(from|import) (seed_agent|transformers|peft|seed_rl\.train)\b", re.MULTILINE)
+    algo = {name: path for name, path in modules.items() if name.startswith("seed_rl.algo")}
+    assert algo and not [name for name, path in algo.items() if model_code.search(path.read_text(encoding="utf-8"))]
 
 
 # --------------------------------------------------------- the checker itself

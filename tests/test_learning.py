@@ -20,10 +20,10 @@ pytest.importorskip("peft")
 import seed_envs  # noqa: E402, F401
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
 from seed_rl.config import load_config  # noqa: E402
-from seed_rl.learner import Learner  # noqa: E402
-from seed_rl.run_setup import run_prompt_builder  # noqa: E402
-from seed_rl.sft import fit  # noqa: E402
-from seed_rl.trainer import Trainer  # noqa: E402
+from seed_rl.train.learner import Learner  # noqa: E402
+from seed_rl.train.run_setup import run_prompt_builder  # noqa: E402
+from seed_rl.train.sft import fit  # noqa: E402
+from seed_rl.train.trainer import Trainer  # noqa: E402
 
 #: Held-out corridors: task ids training never draws (every situation is among them).
 EVAL_TASKS = list(range(24))

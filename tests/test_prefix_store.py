@@ -11,7 +11,7 @@ from seed_agent.policies.base import SamplingParams  # noqa: E402
 from seed_agent.policies.prefix_store import PrefixStore, SharedPrefix, reusing_prefixes  # noqa: E402
 from seed_agent.prompts import PromptBuilder, prompt_spec  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
-from seed_rl.learner import Learner, LoraSettings  # noqa: E402
+from seed_rl.train.learner import Learner, LoraSettings  # noqa: E402
 
 
 def test_the_store_keeps_the_most_recent_prefixes_and_hands_out_copies():

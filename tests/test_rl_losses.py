@@ -8,8 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from seed_rl.advantages import broadcast_to_tokens, grpo_advantages  # noqa: E402
-from seed_rl.losses import (  # noqa: E402
+from seed_rl.algo.advantages import broadcast_to_tokens, grpo_advantages  # noqa: E402
+from seed_rl.algo.losses import (  # noqa: E402
     kl_low_var,
     opd_loss,
     ppo_clip_loss,

@@ -18,8 +18,8 @@ from seed_agent.prompts import PromptBuilder, prompt_spec
 from seed_agent.skills import analyzer_prompt
 from seed_envs.vector import SeedVectorEnv, make_vec
 from seed_rl.cli import main
+from seed_rl.records.transcript import format_transcript
 from seed_rl.rollout import EpisodeStart, group_starts, run_episodes
-from seed_rl.transcript import format_transcript
 
 
 class PlanPolicy:

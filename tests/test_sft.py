@@ -12,8 +12,8 @@ from seed_agent.policies.server import serve_policy  # noqa: E402
 from seed_agent.skills import extract_skill  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
 from seed_rl.config import load_config  # noqa: E402
-from seed_rl.sft import collect_stage1_data, run_stage1, skill_pairs  # noqa: E402
-from seed_rl.skill_pass import AnalyzerSettings  # noqa: E402
+from seed_rl.train.sft import collect_stage1_data, run_stage1, skill_pairs  # noqa: E402
+from seed_rl.train.skill_pass import AnalyzerSettings  # noqa: E402
 
 TINY = [
     "model=tiny-random",

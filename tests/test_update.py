@@ -10,8 +10,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
-from seed_rl.learner import Learner, ScoreRow, pack_by_tokens  # noqa: E402
-from seed_rl.update import LossSettings, TrainRow, minibatch_episodes, optimize  # noqa: E402
+from seed_rl.train.learner import Learner, ScoreRow, pack_by_tokens  # noqa: E402
+from seed_rl.train.update import LossSettings, TrainRow, minibatch_episodes, optimize  # noqa: E402
 
 
 def test_pack_by_tokens_bounds_padded_size_and_keeps_every_row():
@@ -333,7 +333,7 @@ def test_old_logprobs_from_the_pass_itself_equal_a_separate_rescore(learner):
 def test_the_mean_importance_weight_runs_over_the_rows_trained(learner):
     """Skipped rows (advantage 0, no KL, no skill) take no importance weight: the logged mean is the
     token mean of ``min(exp(old - sampler), cap)`` over the trained rows, by hand."""
-    from seed_rl.losses import truncated_is_weights
+    from seed_rl.algo.losses import truncated_is_weights
 
     settings = LossSettings(kl_coef=0.0, lambda_opd=0.0, correct_sampler=True)
     rows = make_rows(learner, n=6, seed=17, with_skill=False)
@@ -393,7 +393,7 @@ def test_dtype_auto_is_bfloat16_only_where_the_hardware_has_it(monkeypatch):
 
 
 def test_lora_layers_puts_adapters_in_the_top_layers_only():
-    from seed_rl.learner import LoraSettings
+    from seed_rl.train.learner import LoraSettings
 
     learner = Learner(tiny_random_policy(seed=9), finetune="lora", lora=LoraSettings(layers=1))
     names = [n for n, p in learner.model.named_parameters() if p.requires_grad]

@@ -110,7 +110,7 @@ def test_a_factory_defined_anywhere_travels_to_the_actor():
 def test_a_training_update_with_ray_env_workers_equals_one_in_process(tmp_path):
     pytest.importorskip("peft")
     from seed_rl.config import load_config
-    from seed_rl.trainer import train
+    from seed_rl.train.trainer import train
 
     tiny = ["model=tiny-random", "tasks_per_update=2", "group_size=2", "max_steps=3", "max_new_tokens=8"]
     tiny += ["updates=1", "progress=false", "lr=0.01"]

@@ -17,9 +17,9 @@ from test_train import TINY
 
 from seed_rl.cli import main
 from seed_rl.config import load_config
-from seed_rl.episode_log import EPISODES_FILE, read_episodes
-from seed_rl.trainer import train
-from seed_rl.viewer import gate_colour, render_page
+from seed_rl.records.episode_log import EPISODES_FILE, read_episodes
+from seed_rl.records.viewer import gate_colour, render_page
+from seed_rl.train.trainer import train
 
 try:
     from seed_envs.webshop.browser_env import CHROME_FLAGS, CHROMEDRIVER, CHROMIUM, browser_available

@@ -31,7 +31,7 @@ from seed_agent.chat import ChatPrompt  # noqa: E402
 from seed_agent.policies.base import SamplingParams  # noqa: E402
 from seed_agent.policies.hf import TransformersPolicy  # noqa: E402
 from seed_agent.policies.vllm_backend import VLLMPolicy  # noqa: E402
-from seed_rl.learner import Learner, LoraSettings, ScoreRow  # noqa: E402
+from seed_rl.train.learner import Learner, LoraSettings, ScoreRow  # noqa: E402
 
 PROMPTS = [ChatPrompt.from_text(text) for text in ("go to the box", "push it left, then up", "which room is this")]
 SAMPLING = SamplingParams(temperature=1.0, max_new_tokens=12, seed=5)
@@ -141,7 +141,7 @@ def training_config(tiny_model, run_dir, *extra):
 
 
 def test_training_with_the_vllm_engine_samples_every_update_from_the_current_weights(tiny_model, tmp_path):
-    from seed_rl.trainer import train
+    from seed_rl.train.trainer import train
 
     metrics = train(training_config(tiny_model, tmp_path / "run"))
     assert [m["update"] for m in metrics] == [1, 2, 3]
@@ -154,7 +154,7 @@ def test_training_with_the_vllm_engine_samples_every_update_from_the_current_wei
 
 
 def test_the_policy_as_analyzer_writes_its_skills_with_the_engine(tiny_model, tmp_path, monkeypatch):
-    from seed_rl.trainer import Trainer
+    from seed_rl.train.trainer import Trainer
 
     trainer = Trainer(training_config(tiny_model, tmp_path / "run", "analyzer=self", "updates=1"))
     asked = []
@@ -168,8 +168,8 @@ def test_the_policy_as_analyzer_writes_its_skills_with_the_engine(tiny_model, tm
 def test_without_the_sync_the_sampler_gap_shows_the_stale_engine(tiny_model, tmp_path, monkeypatch):
     """The check above can fail: with the sync switched off, updates after the first sample from
     the initial weights, and the gap says so."""
-    from seed_rl.rollout_engine import VLLMRolloutEngine
-    from seed_rl.trainer import train
+    from seed_rl.train.rollout_engine import VLLMRolloutEngine
+    from seed_rl.train.trainer import train
 
     monkeypatch.setattr(VLLMRolloutEngine, "sync", lambda self, update: None)
     metrics = train(training_config(tiny_model, tmp_path / "run", "updates=2"))
@@ -201,7 +201,7 @@ def test_engines_as_ray_actors_sample_from_each_synced_adapter_and_full_weights(
             for layer in learner.model.model.layers:  # the base weights under the adapters
                 layer.mlp.down_proj.weight.mul_(-2.0)
         assert gap(engines, learner) > STALE
-        from seed_rl.rollout_engine import base_weights
+        from seed_rl.train.rollout_engine import base_weights
 
         engines.load_weights(base_weights(learner.model))
         assert gap(engines, learner) < SAME
@@ -257,7 +257,7 @@ def test_the_trainer_under_torchrun_with_an_engine_in_each_process(tiny_model, t
     stopped after its first update resumes to the same weights as one that was not."""
     import json
 
-    from seed_rl.run_log import read_metrics
+    from seed_rl.records.run_log import read_metrics
 
     flag = f"fsdp={str(sharding == 'fsdp').lower()}"
     ranks = torchrun_training(tiny_model, tmp_path / "run", flag, "updates=2")
@@ -279,8 +279,8 @@ def test_the_trainer_under_torchrun_with_an_engine_in_each_process(tiny_model, t
 def test_stage_1_weights_reach_the_engine_before_the_first_rollout(tiny_model, tmp_path, monkeypatch, pushed):
     """Stage 1 merges its adapter into the learner's base weights, which vLLM loaded from disk
     without it: they are sent once before RL (switched off, the first update's gap shows it)."""
-    from seed_rl.rollout_engine import VLLMRolloutEngine
-    from seed_rl.trainer import train
+    from seed_rl.train.rollout_engine import VLLMRolloutEngine
+    from seed_rl.train.trainer import train
 
     if not pushed:
         monkeypatch.setattr(VLLMRolloutEngine, "push_base_weights", lambda self: None)

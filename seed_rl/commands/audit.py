@@ -28,9 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from seed_rl.audit import audit
-    from seed_rl.audit_report import as_json, markdown, plot
     from seed_rl.commands import read_run_episodes
+    from seed_rl.records.audit import audit
+    from seed_rl.records.audit_report import as_json, markdown, plot
 
     records = read_run_episodes(args.run)
     if records is None:

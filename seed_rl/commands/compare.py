@@ -23,7 +23,7 @@ from pathlib import Path
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from seed_envs.core import SPLITS
-    from seed_rl.arms import ARMS
+    from seed_rl.compare.arms import ARMS
 
     doc = (__doc__ or "").strip()
     parser = subparsers.add_parser(
@@ -61,9 +61,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from seed_rl.compare import evaluate_untrained, manifest_indices, plan_runs, run_arm, write_outputs
+    from seed_rl.compare.comparison import evaluate_untrained, manifest_indices, plan_runs, run_arm, write_outputs
     from seed_rl.config import ConfigError
-    from seed_rl.manifests import ManifestError
+    from seed_rl.evaluate.manifests import ManifestError
 
     out = Path(args.out)
     try:

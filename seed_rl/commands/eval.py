@@ -105,15 +105,15 @@ def check_args(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from seed_envs.core import MissingDataError
-    from seed_rl.eval_policy import PolicyError
-    from seed_rl.manifests import ManifestError
+    from seed_rl.evaluate.manifests import ManifestError
+    from seed_rl.train.saved_policy import PolicyError
 
     try:
         report = evaluate_command(args)
     except (UsageError, ManifestError, PolicyError, MissingDataError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    from seed_rl.eval_report import markdown_report
+    from seed_rl.evaluate.report import markdown_report
 
     print(markdown_report(report))
     if args.out:
@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
 
 def evaluate_command(args: argparse.Namespace) -> dict[str, Any]:
     """Check the arguments (cheap ones first), load the policy, check the tasks, play them, report."""
-    from seed_rl.manifests import check_split_name, check_tasks, load_manifest, resolve_env
+    from seed_rl.evaluate.manifests import check_split_name, check_tasks, load_manifest, resolve_env
 
     check_args(args)
     env_id = resolve_env(args.env)
@@ -138,8 +138,8 @@ def evaluate_command(args: argparse.Namespace) -> dict[str, Any]:
     skill = read_skill(args)
     check_browser(env_id)
 
-    from seed_rl.eval_policy import load_eval_policy
-    from seed_rl.run_setup import env_kwargs
+    from seed_rl.train.run_setup import env_kwargs
+    from seed_rl.train.saved_policy import load_eval_policy
 
     loaded = load_eval_policy(args.policy, env_id, visual=args.visual)
     cfg = eval_config(args, loaded, env_id)
@@ -154,7 +154,7 @@ def evaluate_command(args: argparse.Namespace) -> dict[str, Any]:
     check_tasks(manifest, tasks, kwargs)
     result = play(loaded.policy, cfg, env_id, split, tasks, args.seeds, kwargs, skill)
 
-    from seed_rl.eval_report import eval_report
+    from seed_rl.evaluate.report import eval_report
 
     settings = {
         "policy": args.policy,
@@ -172,13 +172,13 @@ def evaluate_command(args: argparse.Namespace) -> dict[str, Any]:
 def play(
     policy: Any, cfg: Any, env_id: str, split: str, tasks: Any, seeds: list[int], kwargs: dict[str, Any], skill: Any
 ) -> Any:
-    """Every task once per seed through :func:`seed_rl.evaluate.evaluate`; checks the ids played."""
+    """Every task once per seed through :func:`seed_rl.evaluate.play.evaluate`; checks the ids played."""
     import dataclasses
 
-    from seed_rl.evaluate import evaluate
-    from seed_rl.manifests import TASKS_OF, ManifestMismatch
-    from seed_rl.run_setup import eval_sampling, run_prompt_builder
-    from seed_rl.skill_prompt import FixedSkillBuilder
+    from seed_rl.evaluate.manifests import TASKS_OF, ManifestMismatch
+    from seed_rl.evaluate.play import evaluate
+    from seed_rl.train.run_setup import eval_sampling, run_prompt_builder
+    from seed_rl.train.skill_prompt import FixedSkillBuilder
 
     prompt_cfg = dataclasses.replace(cfg, env=TASKS_OF.get(env_id, env_id))  # the browser env reads WebShop's prompt
     local = hasattr(policy, "count_tokens") and hasattr(policy, "context_length")

@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from seed_rl.commands import read_run_episodes
-    from seed_rl.episode_export import write_dataset
+    from seed_rl.records.episode_export import write_dataset
 
     records = read_run_episodes(args.run)
     if records is None:

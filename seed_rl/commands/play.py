@@ -94,9 +94,9 @@ def make_agent(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     from seed_agent.models import ModelNotFetched
     from seed_envs.vector import make_vec
+    from seed_rl.records.transcript import format_transcript
     from seed_rl.rollout import EpisodeStart, run_episodes
-    from seed_rl.run_setup import env_kwargs
-    from seed_rl.transcript import format_transcript
+    from seed_rl.train.run_setup import env_kwargs
 
     kwargs = env_kwargs(args.env, args.split, args.visual, parse_env_args(args.env_arg))
     try:

@@ -41,8 +41,8 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    from seed_rl.run_log import summary_line
-    from seed_rl.trainer import Trainer
+    from seed_rl.records.run_log import summary_line
+    from seed_rl.train.trainer import Trainer
 
     try:
         trainer = Trainer(cfg, resume=args.resume)

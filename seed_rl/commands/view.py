@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from seed_rl.commands import read_run_episodes
-    from seed_rl.viewer import render_page
+    from seed_rl.records.viewer import render_page
 
     records = read_run_episodes(args.run)
     if records is None:

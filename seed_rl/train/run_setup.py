@@ -14,8 +14,8 @@ from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import SamplingParams
 from seed_agent.prompts import PromptBuilder, prompt_spec
 from seed_rl.config import ConfigError, TrainConfig
-from seed_rl.learner import LoraSettings
-from seed_rl.skill_pass import AnalyzerSettings
+from seed_rl.train.learner import LoraSettings
+from seed_rl.train.skill_pass import AnalyzerSettings
 
 
 def env_kwargs(env_id: str, split: str, visual: bool, extra: dict[str, Any]) -> dict[str, Any]:

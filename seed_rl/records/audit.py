@@ -1,7 +1,7 @@
 """``seed audit``: what a SEED run's hindsight skills did, read from its ``episodes.jsonl``.
 
 The checks the paper's critics ask for, each a pure function of the episode records
-(:mod:`seed_rl.episode_log`):
+(:mod:`seed_rl.records.episode_log`):
 
 - :func:`gate_stats`: the gate ``g = sigmoid(beta * Delta)`` and ``Delta`` over OPD tokens,
   split by the trajectory's outcome, with the share of tokens where the skill raised the

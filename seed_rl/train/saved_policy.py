@@ -59,7 +59,7 @@ def default_config(env_id: str, model: str, *, visual: bool = False, style: str 
 def run_paths(path: Path) -> tuple[Path, Path]:
     """``(run folder, checkpoint folder)`` of a run or checkpoint path; :class:`PolicyError` naming
     the missing file otherwise."""
-    from seed_rl.checkpoint import list_checkpoints
+    from seed_rl.train.checkpoint import list_checkpoints
 
     if path.parent.name == "checkpoints" and path.name.startswith("update-"):
         run, checkpoint = path.parent.parent, path
@@ -102,9 +102,9 @@ def _read_weights(path: Path) -> dict[str, Any]:
 def merge_stage1(cfg: TrainConfig, policy: Any) -> None:
     """Merge the run's Stage-1 adapter into ``policy.model``, as the trainer did before RL."""
     from seed_envs.paths import cache_root
-    from seed_rl.learner import Learner
-    from seed_rl.run_setup import run_lora_settings
-    from seed_rl.sft import ADAPTER_FILE, stage1_key
+    from seed_rl.train.learner import Learner
+    from seed_rl.train.run_setup import run_lora_settings
+    from seed_rl.train.sft import ADAPTER_FILE, stage1_key
 
     adapter = cache_root() / "stage1" / stage1_key(cfg) / ADAPTER_FILE
     if not adapter.is_file():
@@ -120,8 +120,8 @@ def merge_stage1(cfg: TrainConfig, policy: Any) -> None:
 def load_run_policy(path: Path) -> EvalPolicy:
     """A run's (or checkpoint's) trained policy."""
     from seed_agent.models import ModelNotFetched, load_named_policy
-    from seed_rl.learner import Learner
-    from seed_rl.run_setup import run_lora_settings
+    from seed_rl.train.learner import Learner
+    from seed_rl.train.run_setup import run_lora_settings
 
     run, checkpoint = run_paths(path)
     cfg = run_config(run)

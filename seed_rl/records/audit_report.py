@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from seed_rl.audit import Audit, opd_tokens
+from seed_rl.records.audit import Audit, opd_tokens
 from seed_rl.stats import proportion_ci
 
 #: Flagged skills shown in the markdown report (all of them are in the JSON).

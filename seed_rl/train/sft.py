@@ -39,12 +39,12 @@ from seed_agent.skills.quality import mentions_trajectory
 from seed_envs.files import atomic_write_text
 from seed_envs.paths import cache_dir
 from seed_envs.vector import make_vec
+from seed_rl.algo.losses import token_mean
 from seed_rl.config import TrainConfig
-from seed_rl.learner import Learner, ScoreRow
-from seed_rl.losses import token_mean
 from seed_rl.progress import bar
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
-from seed_rl.run_setup import (
+from seed_rl.train.learner import Learner, ScoreRow
+from seed_rl.train.run_setup import (
     UNBOUNDED_TASKS,
     run_analyzer_settings,
     run_env_kwargs,
@@ -53,7 +53,7 @@ from seed_rl.run_setup import (
     run_sampling,
     train_task_pool,
 )
-from seed_rl.skill_pass import AnalyzerSettings, external_analyzer, write_skills
+from seed_rl.train.skill_pass import AnalyzerSettings, external_analyzer, write_skills
 
 #: Random-action rates of the noisy expert, cycled over its episodes.
 NOISE_LEVELS = (0.0, 0.25, 0.5, 0.75)

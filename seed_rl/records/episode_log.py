@@ -34,12 +34,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from seed_rl.run_log import truncate_jsonl
+from seed_rl.records.run_log import truncate_jsonl
 
 if TYPE_CHECKING:  # the readers (seed export, seed view) need neither torch nor the trainer
     from seed_agent.skills import SkillResult
     from seed_rl.rollout import Episode, StepRow
-    from seed_rl.update import TrainRow
+    from seed_rl.train.update import TrainRow
 
 EPISODES_FILE = "episodes.jsonl"
 #: Decimals kept of each token's Delta and gate (the log stays small; the viewer shows 3).

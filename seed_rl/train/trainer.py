@@ -9,7 +9,7 @@ Per update ``u``:
    episode and writes a skill; a reply that does not parse means no OPD for that episode.
 4. **Teacher pass** (SEED). Every sampled action token re-scored under ``h_skill``, without
    gradient, by the pre-update policy.
-5. **Update.** ``L = L_GRPO + c_kl * KL + lambda_opd * L_opd`` (:mod:`seed_rl.update`).
+5. **Update.** ``L = L_GRPO + c_kl * KL + lambda_opd * L_opd`` (:mod:`seed_rl.train.update`).
 6. **Log and checkpoint.** One line of ``metrics.jsonl``; a checkpoint from which a killed
    run resumes with no completed update lost.
 
@@ -18,7 +18,7 @@ At deployment no skill is used: the skill only shapes the training signal.
 **Under torchrun** (``torchrun --nproc_per_node N -m seed_rl.cli train ...``) each process
 plays its share of the update's groups (whole groups, so GRPO's advantages are its own), analyses
 and scores them, and trains on its rows; losses, statistics and gradients are summed over the
-processes (:mod:`seed_rl.distributed`), so every process takes the same optimizer step. The main
+processes (:mod:`seed_rl.train.distributed`), so every process takes the same optimizer step. The main
 process writes the run's files from the whole update's batch, gathered from every process. With
 ``fsdp=true`` the learner's weights are sharded over the processes (``Learner(fsdp=True)``), and
 every pass over them runs on every process in step (sampling is vLLM's then).
@@ -45,24 +45,24 @@ from seed_agent.policies.frozen_states import keeping_frozen_states
 from seed_agent.policies.prefix_store import reusing_prefixes
 from seed_agent.skills import Skill, SkillLibrary, SkillResult
 from seed_envs.vector import make_vec
-from seed_rl.advantages import grpo_advantages
-from seed_rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
-from seed_rl.collapse import CollapseWatch
+from seed_rl.algo.advantages import grpo_advantages
 from seed_rl.config import ConfigError, TrainConfig, is_external_analyzer
-from seed_rl.distributed import (
+from seed_rl.evaluate.play import EvalResult, evaluate
+from seed_rl.progress import bar
+from seed_rl.records.episode_log import append_episodes, episode_records, truncate_episodes
+from seed_rl.records.run_log import RunLog, truncate_jsonl
+from seed_rl.rollout import Episode, EpisodeStart, StepRow, run_episodes
+from seed_rl.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from seed_rl.train.collapse import CollapseWatch
+from seed_rl.train.distributed import (
     barrier,
     broadcast_parameters,
     gather_objects,
     init_from_env,
     run_on_main,
 )
-from seed_rl.episode_log import append_episodes, episode_records, truncate_episodes
-from seed_rl.evaluate import EvalResult, evaluate
-from seed_rl.learner import Learner, ScoreRow
-from seed_rl.progress import bar
-from seed_rl.rollout import Episode, EpisodeStart, StepRow, run_episodes
-from seed_rl.run_log import RunLog, truncate_jsonl
-from seed_rl.run_setup import (
+from seed_rl.train.learner import Learner, ScoreRow
+from seed_rl.train.run_setup import (
     eval_sampling,
     run_analyzer_settings,
     run_env_kwargs,
@@ -71,7 +71,7 @@ from seed_rl.run_setup import (
     run_sampling,
     train_task_pool,
 )
-from seed_rl.skill_pass import (
+from seed_rl.train.skill_pass import (
     SkillReport,
     add_to_library,
     external_analyzer,
@@ -79,9 +79,9 @@ from seed_rl.skill_pass import (
     teacher_prompts,
     write_skills,
 )
-from seed_rl.skill_prompt import LibrarySkillBuilder
-from seed_rl.update import LossSettings, TrainRow, optimize, trains
-from seed_rl.update_batch import UpdateBatch, merge_batches, skill_log_rows, slowest_seconds, update_metrics
+from seed_rl.train.skill_prompt import LibrarySkillBuilder
+from seed_rl.train.update import LossSettings, TrainRow, optimize, trains
+from seed_rl.train.update_batch import UpdateBatch, merge_batches, skill_log_rows, slowest_seconds, update_metrics
 
 #: The share of ``memory_budget_gb`` a rollout may fill with the sampler's frozen states (beside
 #: what the budget bounds: weights, optimizer state and one micro-batch's pass); rows beyond it
@@ -173,7 +173,7 @@ class Trainer:
         self.policy.share_prefix = cfg.share_prefix
         self.stage1_report: dict[str, Any] | None = None
         if cfg.sft:
-            from seed_rl.sft import run_stage1
+            from seed_rl.train.sft import run_stage1
 
             # the main process trains the adapter into the cache; the others then load it from there
             self.stage1_report = run_on_main(lambda: run_stage1(cfg, self.policy, self.run_dir))
@@ -198,7 +198,7 @@ class Trainer:
             broadcast_parameters(self.learner.trainable)  # every process starts from the main one's adapters
         self.engine = None
         if cfg.rollout_engine == "vllm":
-            from seed_rl.rollout_engine import start_engine
+            from seed_rl.train.rollout_engine import start_engine
 
             self.engine = start_engine(cfg, self.learner, self.run_dir, rank=self.rank)
         #: What samples rollouts and the current policy's skills: the learner's model, or vLLM
@@ -294,7 +294,7 @@ class Trainer:
     def rescore_pass(self) -> bool:
         """Whether re-scoring takes a pass of its own. Not where the update takes one optimizer step:
         there each row's pass with gradient, before that step, gives its old log-probs
-        (:class:`~seed_rl.update.TrainRow` ``old_from_pass``)."""
+        (:class:`~seed_rl.train.update.TrainRow` ``old_from_pass``)."""
         return self.rescores and self.cfg.minibatches * self.cfg.epochs > 1
 
     # --------------------------------------------------------------- loop
@@ -556,7 +556,7 @@ class Trainer:
         skills: SkillLibrary | None = None,
     ) -> EvalResult:
         """The current policy on fixed tasks of ``split`` under the run's evaluation protocol
-        (:func:`~seed_rl.run_setup.eval_sampling`; ``temperature`` overrides it), with no skill
+        (:func:`~seed_rl.train.run_setup.eval_sampling`; ``temperature`` overrides it), with no skill
         (the paper's deployment), or with the best match of ``skills`` for each task in its
         prompts (the Skill-Prompt ablation)."""
         cfg = self.cfg

@@ -7,9 +7,9 @@ arm trains once per training seed (and per data fraction, the paper's Table 6) i
 ``<out>/<arm>/seed<S>`` (``data<P>-seed<S>`` below 100% of the data); a finished run is
 not trained again and an interrupted one resumes. Its final policy then plays the same
 fixed tasks of each evaluation split with no skill in context: the first N of the env's
-manifest (:mod:`seed_rl.manifests`), the tasks ``seed eval`` plays, checked against the
-data here. The untrained model plays them too. :mod:`seed_rl.compare_table` and
-:mod:`seed_rl.plots` turn the runs into ``comparison.md``, ``comparison.json`` and
+manifest (:mod:`seed_rl.evaluate.manifests`), the tasks ``seed eval`` plays, checked against the
+data here. The untrained model plays them too. :mod:`seed_rl.compare.table` and
+:mod:`seed_rl.compare.plots` turn the runs into ``comparison.md``, ``comparison.json`` and
 ``comparison.png``.
 """
 
@@ -21,11 +21,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from seed_rl.arm_summary import ArmResult, group_results
-from seed_rl.arms import ARMS
-from seed_rl.checkpoint import latest_checkpoint
+from seed_rl.compare.arm_summary import ArmResult, group_results
+from seed_rl.compare.arms import ARMS
 from seed_rl.config import ConfigError, TrainConfig, load_config
-from seed_rl.run_log import read_metrics, summary_line
+from seed_rl.records.run_log import read_metrics, summary_line
+from seed_rl.train.checkpoint import latest_checkpoint
 
 #: What must be equal for two arms to be compared.
 BUDGET_KEYS = (
@@ -123,7 +123,7 @@ def plan_runs(
         for seed in seeds if seeds is not None else [None]:
             group = {name: arm_config(name, config, overrides, out, seed=seed, fraction=fraction) for name in arms}
             if fraction != 1:  # a share of what? refuse now, not after the untrained model has played
-                from seed_rl.run_setup import split_size, train_task_pool
+                from seed_rl.train.run_setup import split_size, train_task_pool
 
                 cfg = next(iter(group.values()))
                 train_task_pool(cfg, None if cfg.train_tasks else split_size(cfg))
@@ -153,8 +153,8 @@ def check_budgets(configs: dict[str, TrainConfig], force: bool = False) -> list[
 def manifest_indices(cfg: TrainConfig, n: int, split: str = "valid_unseen") -> list[int]:
     """The split indices of the manifest's first ``n`` tasks of ``split``, checked against the env
     the arms evaluate on (the trainer evaluates by index)."""
-    from seed_rl.manifests import eval_tasks
-    from seed_rl.run_setup import run_env_kwargs
+    from seed_rl.evaluate.manifests import eval_tasks
+    from seed_rl.train.run_setup import run_env_kwargs
 
     _, tasks = eval_tasks(cfg.env, split, n, run_env_kwargs(cfg, split))
     return [t.index for t in tasks]
@@ -171,7 +171,7 @@ def run_arm(
     final policy on every split of ``eval_tasks``. ``eval_every`` > 0: also after every that many
     updates, on the first split (success against episodes consumed), kept in
     ``evaluation_curve.json``; a finished run reused keeps the points it has."""
-    from seed_rl.trainer import Trainer  # torch: imported when an arm runs, so `seed --help` stays instant
+    from seed_rl.train.trainer import Trainer  # torch: imported when an arm runs, so `seed --help` stays instant
 
     arm = ARMS[name]
     run = Path(cfg.run_dir)
@@ -238,7 +238,7 @@ class EvalCurve:
 
 
 def _run_skills(run: Path) -> Any:
-    from seed_rl.skill_prompt import library_from_run
+    from seed_rl.train.skill_prompt import library_from_run
 
     library = library_from_run(run)
     if not len(library):
@@ -267,8 +267,8 @@ def evaluate_untrained(
         if all(saved.get(k) == v for k, v in stamp.items()):
             return saved["by_split"]
     from seed_agent.models import load_named_policy
-    from seed_rl.evaluate import evaluate
-    from seed_rl.run_setup import eval_sampling, run_env_kwargs, run_prompt_builder
+    from seed_rl.evaluate.play import evaluate
+    from seed_rl.train.run_setup import eval_sampling, run_env_kwargs, run_prompt_builder
 
     policy = load_named_policy(
         cfg.model, dtype=cfg.dtype, vlm=cfg.visual, seed=cfg.seed, batch_size=cfg.sample_batch_size
@@ -298,8 +298,8 @@ def write_outputs(
     out: Path, untrained: dict[str, dict[str, Any]], results: list[ArmResult], differing: list[str]
 ) -> str:
     """``comparison.md`` (the tables), ``comparison.json`` (every run) and ``comparison.png``."""
-    from seed_rl.compare_table import comparison_report
-    from seed_rl.plots import plot_comparison
+    from seed_rl.compare.plots import plot_comparison
+    from seed_rl.compare.table import comparison_report
 
     arms = group_results(results)
     report = comparison_report(untrained, arms, differing)

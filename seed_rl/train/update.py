@@ -7,7 +7,7 @@ episodes with a skill, the teacher log-prob under ``h_skill`` (OPD).
 The batch splits into ``minibatches`` mini-batches of **whole trajectories**; each is one
 optimizer step. A mini-batch is scored in micro-batches bounded by a token budget, with
 gradient accumulation. The GRPO and KL terms are weighted means over the whole mini-batch's
-tokens (``loss_agg``: every token alike, or every trajectory alike, :func:`~seed_rl.losses.token_weight`),
+tokens (``loss_agg``: every token alike, or every trajectory alike, :func:`~seed_rl.algo.losses.token_weight`),
 OPD's a token mean over its skill rows: a micro-batch's term is weighted by its share of the
 mini-batch's weight, so accumulation gives exactly the loss of one big batch.
 
@@ -35,9 +35,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from seed_rl.distributed import is_distributed, sum_dicts_over_processes, sum_over_processes
-from seed_rl.learner import Learner, ScoreRow
-from seed_rl.losses import kl_low_var, opd_loss, ppo_clip_loss, token_weight, truncated_is_weights
+from seed_rl.algo.losses import kl_low_var, opd_loss, ppo_clip_loss, token_weight, truncated_is_weights
+from seed_rl.train.distributed import is_distributed, sum_dicts_over_processes, sum_over_processes
+from seed_rl.train.learner import Learner, ScoreRow
 
 
 @dataclass
@@ -70,7 +70,7 @@ class LossSettings:
     temperature: float = 1.0
     is_cap: float = 2.0
     is_mode: str = "truncate"
-    #: How the GRPO and KL terms average over a mini-batch's tokens (:func:`~seed_rl.losses.token_weight`).
+    #: How the GRPO and KL terms average over a mini-batch's tokens (:func:`~seed_rl.algo.losses.token_weight`).
     loss_agg: str = "token-mean"
     #: Apply the truncated importance-sampling correction (the sampler differs from the learner).
     correct_sampler: bool = False

@@ -21,7 +21,7 @@ from seed_rl.stats import Estimate, mean_t_ci, proportion_ci
 @dataclass
 class ArmResult:
     """One trained run of an arm: its config (seed, data fraction), metrics per update, its
-    evaluation per split (``seed_rl.evaluate.EvalResult.summary`` dicts) and Stage 1's report."""
+    evaluation per split (``seed_rl.evaluate.play.EvalResult.summary`` dicts) and Stage 1's report."""
 
     name: str
     config: TrainConfig

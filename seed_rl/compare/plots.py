@@ -1,7 +1,7 @@
 """The PNG of a comparison: learning curves with 95% bands, final success with 95% intervals, and,
 where they apply, success per task family and success against the share of training data.
 
-Bands and intervals are :class:`~seed_rl.arm_summary.ArmSummary`'s: over episodes for one
+Bands and intervals are :class:`~seed_rl.compare.arm_summary.ArmSummary`'s: over episodes for one
 training seed, over seeds for several.
 """
 
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from seed_rl.arm_summary import ArmSummary, family_estimates, family_names, summary_estimate
-from seed_rl.arms import ARMS
+from seed_rl.compare.arm_summary import ArmSummary, family_estimates, family_names, summary_estimate
+from seed_rl.compare.arms import ARMS
 from seed_rl.stats import Estimate
 
 

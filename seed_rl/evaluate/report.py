@@ -6,8 +6,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from seed_rl.evaluate import EvalResult
-from seed_rl.manifests import Manifest, ManifestTask
+from seed_rl.evaluate.manifests import Manifest, ManifestTask
+from seed_rl.evaluate.play import EvalResult
 from seed_rl.stats import format_percent, proportion_ci
 from seed_rl.tables import markdown_table
 

@@ -18,7 +18,7 @@ from seed_agent.history import EpisodeHistory
 from seed_agent.prompts import PromptBuilder
 from seed_agent.skills import Skill, SkillLibrary
 from seed_agent.skills.inject import inject, inject_within_budget
-from seed_rl.episode_log import read_episodes
+from seed_rl.records.episode_log import read_episodes
 
 
 class SkillPromptBuilder(PromptBuilder):

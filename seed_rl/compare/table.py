@@ -4,7 +4,7 @@ then the differences between arms paired by training seed, success per task fami
 against the share of training data.
 
 Every number is a mean over the arm's runs (one per training seed); intervals follow
-:class:`~seed_rl.arm_summary.ArmSummary`: Wilson over episodes for one seed, Student over seeds
+:class:`~seed_rl.compare.arm_summary.ArmSummary`: Wilson over episodes for one seed, Student over seeds
 for several.
 """
 
@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from seed_rl.arm_summary import (
+from seed_rl.compare.arm_summary import (
     ArmResult,
     ArmSummary,
     family_estimates,
@@ -23,7 +23,7 @@ from seed_rl.arm_summary import (
     seed_differences,
     summary_estimate,
 )
-from seed_rl.arms import ARMS
+from seed_rl.compare.arms import ARMS
 from seed_rl.stats import Estimate, format_percent, mean_ci
 from seed_rl.tables import markdown_table
 
@@ -132,7 +132,7 @@ def compared_pairs(arms: Sequence[ArmSummary]) -> list[tuple[ArmSummary, ArmSumm
 
 def difference_table(arms: Sequence[ArmSummary], split: str) -> str:
     """Success and invalid-step differences (percentage points) of each compared pair, paired by
-    training seed (:func:`~seed_rl.arm_summary.paired_difference`); empty where no pair shares two
+    training seed (:func:`~seed_rl.compare.arm_summary.paired_difference`); empty where no pair shares two
     seeds."""
     rows = []
     for arm, reference in compared_pairs(arms):

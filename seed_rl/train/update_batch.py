@@ -13,10 +13,10 @@ import numpy as np
 import torch
 
 from seed_agent.skills import Skill, SkillResult
-from seed_rl.collapse import action_metrics
 from seed_rl.rollout import Episode
-from seed_rl.skill_pass import SkillReport
-from seed_rl.update import TrainRow
+from seed_rl.train.collapse import action_metrics
+from seed_rl.train.skill_pass import SkillReport
+from seed_rl.train.update import TrainRow
 
 
 @dataclass

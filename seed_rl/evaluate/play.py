@@ -3,12 +3,12 @@
 The paper deploys the policy without any skill; so does :func:`evaluate` (unless the
 builder injects one: the Skill-Prompt baseline). Tasks are picked by index in the split
 (the same indices give the same tasks in every run) or by task id (a manifest's ids,
-:mod:`seed_rl.manifests`), and each task is played once per evaluation seed. Success is
+:mod:`seed_rl.evaluate.manifests`), and each task is played once per evaluation seed. Success is
 reported with its Wilson 95% interval, the score with a normal interval, and per task
 family where the env has families (ALFWorld's six task types).
 
 **One protocol.** Every row of every table plays under the same sampling: greedy by default
-(``eval_temperature=0``, :func:`seed_rl.run_setup.eval_sampling`), kept apart from the rollouts'
+(``eval_temperature=0``, :func:`seed_rl.train.run_setup.eval_sampling`), kept apart from the rollouts'
 sampling (``temperature``, ``top_p``, ``top_k``). Greedy makes a policy's score a property of its
 weights, not of one sampling seed, and gives the untrained model its best decoding too, so a gain
 is not the untrained model's sampling noise (at T=1.0 a 135M model's replies over 49k tokens are

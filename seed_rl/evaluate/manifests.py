@@ -32,7 +32,7 @@ import seed_envs
 from seed_envs.core import SPLITS
 
 FORMAT = 1
-MANIFEST_DIR = Path(__file__).resolve().parent / "manifests"
+MANIFEST_DIR = Path(__file__).resolve().parents[1] / "manifests"
 MAKE_SCRIPT = "scripts/make_manifests.py"
 #: Envs whose tasks are another env's: the browser front end of WebShop plays WebShop's goals,
 #: so its manifests are made and checked with the text env (no browser needed).

@@ -1,0 +1,1 @@
+"""The paper's math, as pure functions: group advantages and the GRPO, KL and OPD losses."""

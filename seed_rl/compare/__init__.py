@@ -1,0 +1,1 @@
+"""Arms against each other: configs per arm, runs over seeds, tables, paired differences, plots."""
