@@ -98,7 +98,7 @@ class TrainConfig:
     micro_batch_rows: int = 0  # > 0: exactly this many rows per micro-batch, no token bound (the naive path)
     share_prefix: bool = True  # rows that start alike compute that prefix once, in sampling and scoring
     # with LoRA in the top lora_layers only: training passes start from the hidden states the sampler
-    # computed below them (seed_agent/policies/frozen_states.py)
+    # computed below them (seed_agent/policies/engine/frozen_states.py)
     reuse_frozen_states: bool = True
     memory_budget_gb: float = 8.0  # weights + optimizer + one micro-batch's pass (seed_rl/train/memory.py)
     rescore: str = "auto"  # re-score old log-probs on the learner: auto = when the sampler differs

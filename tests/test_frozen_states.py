@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from seed_agent.policies.base import SamplingParams  # noqa: E402
-from seed_agent.policies.frozen_states import FrozenStates, row_states  # noqa: E402
+from seed_agent.policies.engine.frozen_states import FrozenStates, row_states  # noqa: E402
 from seed_agent.prompts import PromptBuilder, prompt_spec  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
 from seed_rl.train.learner import Learner, LoraSettings, ScoreRow  # noqa: E402

@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from seed_agent.policies.base import SamplingParams  # noqa: E402
-from seed_agent.policies.prefix_store import PrefixStore, SharedPrefix, reusing_prefixes  # noqa: E402
+from seed_agent.policies.engine.prefix_store import PrefixStore, SharedPrefix, reusing_prefixes  # noqa: E402
 from seed_agent.prompts import PromptBuilder, prompt_spec  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
 from seed_rl.train.learner import Learner, LoraSettings  # noqa: E402
@@ -42,16 +42,16 @@ def test_a_stored_prefix_samples_exactly_what_a_fresh_one_does(monkeypatch):
     prompts = [builder.build("Push the box.", "#_P_#\n" * (i + 1), ["up", "down"]) for i in range(3)]
     sampling = SamplingParams(temperature=1.0, max_new_tokens=5, seed=7)
     passes = []
-    original = type(policy)._forward
-    monkeypatch.setattr(type(policy), "_forward", lambda self, *a, **k: passes.append(1) or original(self, *a, **k))
+    engine, original = type(policy.engine), type(policy.engine).forward
+    monkeypatch.setattr(engine, "forward", lambda self, *a, **k: passes.append(1) or original(self, *a, **k))
     with policy.keeping_frozen_states(1 << 30):
         runs, counts = [policy.generate(prompts, sampling=sampling)], [len(passes)]
         with policy.reusing_prefixes():
             for _ in range(2):
                 runs.append(policy.generate(prompts, sampling=sampling))
                 counts.append(len(passes) - sum(counts))
-            assert len(policy._prefix_store) == 1
-    assert policy._prefix_store is None  # dropped with the context: the weights may change after it
+            assert len(policy.engine.prefix_store) == 1
+    assert policy.engine.prefix_store is None  # dropped with the context: the weights may change after it
     assert counts[1] == counts[0] and counts[2] == counts[0] - 1
     fresh = runs[0]
     for run in runs[1:]:
@@ -90,9 +90,9 @@ def test_batches_whose_shared_prefix_is_longer_or_shorter_than_a_stored_one_samp
     with policy.keeping_frozen_states(1 << 30):
         fresh = {name: policy.generate(p, sampling=sampling) for name, p in prompts.items()}
     passes = []
-    original = type(policy)._prefix_pass
+    original = type(policy.engine)._prefix_pass
     monkeypatch.setattr(
-        type(policy),
+        type(policy.engine),
         "_prefix_pass",
         lambda self, ids, base, s: passes.append(base is not None) or original(self, ids, base, s),
     )
@@ -109,7 +109,7 @@ def test_batches_whose_shared_prefix_is_longer_or_shorter_than_a_stored_one_samp
 
 
 def test_distinct_rows_by_hand():
-    from seed_agent.policies.hf import distinct_rows
+    from seed_agent.policies.engine.generation import distinct_rows
 
     assert distinct_rows([[1], [2], [1], [3], [2]]) == ([0, 1, 3], [0, 1, 0, 2, 1])
     assert distinct_rows([[1], [2]]) == ([0, 1], None)
@@ -119,7 +119,7 @@ def test_identical_prompts_prefill_once_and_sample_as_if_each_ran(monkeypatch):
     """A batch with repeated prompts (a group's episodes at their first turn): the prompts' pass
     runs over the distinct ones only, and tokens, log-probs and frozen states agree with a batch
     in which every row runs (fp32, to 1e-5)."""
-    import seed_agent.policies.hf as hf
+    import seed_agent.policies.engine.generation as generation
 
     torch.manual_seed(0)
     policy = Learner(tiny_random_policy(seed=3), finetune="lora", lora=LoraSettings(layers=1)).policy
@@ -128,15 +128,15 @@ def test_identical_prompts_prefill_once_and_sample_as_if_each_ran(monkeypatch):
     prompts = [a, a, b, a, b]
     sampling = SamplingParams(temperature=1.0, max_new_tokens=5, seed=2)
     rows_run = []
-    original = type(policy)._prefix_forward
+    original = type(policy.engine).prefix_forward
     monkeypatch.setattr(
-        type(policy),
-        "_prefix_forward",
+        type(policy.engine),
+        "prefix_forward",
         lambda self, seqs, *x, **k: rows_run.append(len(seqs)) or original(self, seqs, *x, **k),
     )
     with policy.keeping_frozen_states(1 << 30):
         once = policy.generate(prompts, sampling=sampling)
-        monkeypatch.setattr(hf, "distinct_rows", lambda ids: (list(range(len(ids))), None))
+        monkeypatch.setattr(generation, "distinct_rows", lambda ids: (list(range(len(ids))), None))
         every = policy.generate(prompts, sampling=sampling)
     assert rows_run == [2, 5]
     for x, y in zip(once, every, strict=True):

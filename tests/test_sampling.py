@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from seed_agent.policies.base import SamplingParams  # noqa: E402
-from seed_agent.policies.sampling import sample_categorical, sample_tokens  # noqa: E402
+from seed_agent.policies.engine.sampling import sample_categorical, sample_tokens  # noqa: E402
 
 
 def test_the_categorical_draw_follows_the_probabilities_and_never_draws_a_zero():

@@ -1,7 +1,8 @@
 """Policy back ends behind one protocol (:class:`Policy`).
 
 - :class:`~seed_agent.policies.hf.TransformersPolicy` (``seed_agent.policies.hf``): CPU/GPU,
-  text and Qwen2.5-VL-style VLMs, exact log-probs, teacher-forced scoring (needs torch);
+  text and Qwen2.5-VL-style VLMs, exact log-probs, teacher-forced scoring (needs torch); its
+  sampling and batch layout, with the speed-ups, are the engine's (``seed_agent.policies.engine``);
 - :class:`~seed_agent.policies.vllm_backend.VLLMPolicy`: fast sampling (optional vLLM);
 - :class:`~seed_agent.policies.http.HttpPolicy`: OpenAI-compatible APIs;
 - :func:`~seed_agent.policies.server.serve_policy`: serve a local policy over HTTP.

@@ -82,7 +82,7 @@ class Completion:
     prompt_tokens: int = 0
     prompt_token_ids: list[int] = field(default_factory=list)
     #: The hidden states below the first trained layer, kept by a sampler that shares its weights
-    #: with a learner training only the top layers (:mod:`seed_agent.policies.frozen_states`).
+    #: with a learner training only the top layers (:mod:`seed_agent.policies.engine.frozen_states`).
     frozen_states: Any = field(default=None, repr=False, compare=False)
 
 

@@ -29,7 +29,7 @@ import torch
 
 from seed_agent.agent import LLMAgent
 from seed_agent.policies.base import Policy, SamplingParams
-from seed_agent.policies.prefix_store import reusing_prefixes
+from seed_agent.policies.engine.prefix_store import reusing_prefixes
 from seed_agent.prompts import PromptBuilder
 from seed_envs.vector import make_vec
 from seed_rl.progress import bar

@@ -28,7 +28,7 @@ import torch
 
 from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import PromptImages
-from seed_agent.policies.frozen_states import FrozenStates
+from seed_agent.policies.engine.frozen_states import FrozenStates
 from seed_agent.policies.hf import TransformersPolicy
 from seed_rl.train.distributed import max_over_processes, sum_gradients, whole
 from seed_rl.train.memory import (

@@ -41,8 +41,8 @@ import yaml
 
 from seed_agent.agent import LLMAgent
 from seed_agent.models import load_named_policy, resolve_dtype
-from seed_agent.policies.frozen_states import keeping_frozen_states
-from seed_agent.policies.prefix_store import reusing_prefixes
+from seed_agent.policies.engine.frozen_states import keeping_frozen_states
+from seed_agent.policies.engine.prefix_store import reusing_prefixes
 from seed_agent.skills import Skill, SkillLibrary, SkillResult
 from seed_envs.vector import make_vec
 from seed_rl.algo.advantages import grpo_advantages
