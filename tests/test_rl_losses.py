@@ -13,6 +13,7 @@ from seed_rl.algo.losses import (  # noqa: E402
     kl_low_var,
     opd_loss,
     ppo_clip_loss,
+    seed_loss,
     token_mean,
     token_weight,
     truncated_is_weights,
@@ -171,3 +172,53 @@ def test_token_weights_by_hand():
     assert token_weight(0, 0, 0, "token-mean") == 0.0 and token_weight(0, 0, 0, "trajectory-mean") == 0.0
     with pytest.raises(ValueError, match="trajectory-mean"):
         token_weight(1, 1, 1, "seq-sum")
+
+
+# ------------------------------------------------------------------ the whole objective
+def test_seed_loss_adds_the_three_terms_by_hand():
+    """L = L_grpo + c_kl * KL + lambda_opd * L_opd over three tokens of a mini-batch whose token
+    weights here sum to W = 0.6, the first two with a skill, holding half of its skill tokens."""
+    logp = torch.tensor([-1.0, -2.0, -0.5], requires_grad=True)
+    advantages = torch.tensor([1.0, 1.0, -2.0])
+    weights = torch.tensor([0.25, 0.25, 0.1])
+    ref = torch.tensor([-1.0, -1.5, -0.5])
+    skill = torch.tensor([-0.5, -2.5, 0.0])
+    mask = torch.tensor([1.0, 1.0, 0.0])
+    loss, parts = seed_loss(
+        logp,
+        logp.detach(),  # on-policy: every ratio is 1, nothing is clipped
+        advantages,
+        weights,
+        kl_coef=0.1,
+        ref_logp=ref,
+        lambda_opd=0.01,
+        beta_opd=5.0,
+        skill_logp=skill,
+        skill_mask=mask,
+        opd_share=0.5,
+    )
+    grpo = -(0.25 * 1 + 0.25 * 1 - 0.1 * 2)  # W * (weighted mean of -A * r) = sum_t w_t * -A_t
+    kl = 0.25 * (math.exp(0.5) - 0.5 - 1)  # only the second token's reference differs (d = 0.5)
+    gates = [sigmoid(5 * 0.5), sigmoid(5 * -0.5)]
+    opd = (gates[0] * 0.5 + gates[1] * -0.5) / 2  # token mean over the two skill tokens
+    assert parts["grpo_loss"] == pytest.approx(grpo)
+    assert parts["kl"] == pytest.approx(kl)
+    assert parts["opd_loss"] == pytest.approx(0.5 * opd)
+    assert parts["gate_mean"] == pytest.approx(0.5 * sum(gates) / 2)
+    assert float(loss) == pytest.approx(grpo + 0.1 * kl + 0.01 * 0.5 * opd)
+    loss.backward()
+    expected = [
+        -0.25 + 0.01 * 0.5 * -gates[0] / 2,
+        -0.25 + 0.1 * 0.25 * (1 - math.exp(0.5)) + 0.01 * 0.5 * -gates[1] / 2,
+        0.2,
+    ]
+    assert logp.grad.tolist() == pytest.approx(expected)
+
+
+def test_seed_loss_without_kl_or_skills_is_the_weighted_grpo_term():
+    logp = torch.tensor([-1.0, -2.0], requires_grad=True)
+    loss, parts = seed_loss(logp, logp.detach(), torch.tensor([1.0, -1.0]), torch.tensor([0.3, 0.2]))
+    assert float(loss) == pytest.approx(-0.3 + 0.2) and set(parts) >= {"grpo_loss", "clip_frac"}
+    assert "kl" not in parts and "opd_loss" not in parts
+    with pytest.raises(ValueError, match="ref_logp"):
+        seed_loss(logp, logp.detach(), torch.ones(2), torch.ones(2), kl_coef=0.1)

@@ -157,3 +157,57 @@ def truncated_is_weights(
     if mode == "truncate":
         return torch.clamp(ratio, max=cap)
     return (ratio <= cap).to(ratio.dtype)
+
+
+def seed_loss(
+    logp: torch.Tensor,
+    old_logp: torch.Tensor,
+    advantages: torch.Tensor,
+    token_weights: torch.Tensor,
+    *,
+    clip_low: float = 0.2,
+    clip_high: float = 0.2,
+    is_weights: torch.Tensor | None = None,
+    kl_coef: float = 0.0,
+    ref_logp: torch.Tensor | None = None,
+    lambda_opd: float = 0.0,
+    beta_opd: float = 5.0,
+    skill_logp: torch.Tensor | None = None,
+    skill_mask: torch.Tensor | None = None,
+    opd_share: float = 0.0,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """SEED's objective over some of a mini-batch's action tokens (flat tensors, one entry a token):
+
+        L = L_grpo + c_kl * KL + lambda_opd * L_opd
+
+    ``token_weights`` are the tokens' weights in the mini-batch's GRPO and KL means (they sum to
+    1 over the whole mini-batch: :func:`token_weight`); with ``W`` their sum here, these tokens add
+    ``W * L_grpo`` and ``W * KL``, each a mean under ``token_weights`` (:func:`ppo_clip_loss`,
+    :func:`kl_low_var`; KL only where ``kl_coef > 0``, from ``ref_logp``). ``L_opd`` is
+    :func:`opd_loss` over the tokens of ``skill_mask`` (those with a teacher log-prob in
+    ``skill_logp``), weighted by ``opd_share``, their share of the mini-batch's skill tokens. So
+    the losses of disjoint parts of a mini-batch add up to the mini-batch's loss exactly (gradient
+    accumulation over micro-batches). With ``lambda_opd = 0`` OPD's statistics are still reported
+    and it adds no gradient.
+
+    Returns the loss and these tokens' share of each statistic: ``grpo_loss``, ``kl``, ``opd_loss``
+    and those of :func:`ppo_clip_loss` (but ``ratio_max``) and :func:`opd_loss`.
+    """
+    weight = float(token_weights.sum())
+    grpo, grpo_stats = ppo_clip_loss(logp, old_logp, advantages, token_weights, clip_low, clip_high, is_weights)
+    loss = weight * grpo
+    parts = {"grpo_loss": weight * float(grpo.detach())}
+    parts.update({key: weight * value for key, value in grpo_stats.items() if key != "ratio_max"})
+    if kl_coef > 0:
+        if ref_logp is None:
+            raise ValueError("kl_coef > 0 needs ref_logp")
+        kl = kl_low_var(logp, ref_logp, token_weights)
+        loss = loss + kl_coef * weight * kl
+        parts["kl"] = weight * float(kl.detach())
+    if skill_logp is not None and opd_share > 0:
+        mask = skill_mask if skill_mask is not None else torch.ones_like(logp)
+        opd, opd_stats = opd_loss(logp, skill_logp, mask, beta=beta_opd)
+        loss = loss + lambda_opd * opd_share * opd
+        parts["opd_loss"] = opd_share * float(opd.detach())
+        parts.update({key: opd_share * value for key, value in opd_stats.items()})
+    return loss, parts

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from seed_rl.algo.losses import kl_low_var, opd_loss, ppo_clip_loss, token_weight, truncated_is_weights
+from seed_rl.algo.losses import seed_loss, token_weight, truncated_is_weights
 from seed_rl.train.distributed import is_distributed, sum_dicts_over_processes, sum_over_processes
 from seed_rl.train.learner import Learner, ScoreRow
 
@@ -137,39 +137,25 @@ def _minibatch_step(
     on_micro_batch: Callable[[], None] | None,
     gaps: list[torch.Tensor] | None,
 ) -> dict[str, float]:
+    """One optimizer step on a mini-batch of whole trajectories: ``L = L_GRPO + c_kl * KL +
+    lambda_opd * L_opd`` (:func:`~seed_rl.algo.losses.seed_loss`) over the rows that train,
+    back-propagated in micro-batches (:meth:`Learner.accumulate`). Returns the step's statistics,
+    summed over processes."""
     active = [r for r in rows if trains(r, s)]
-    # OPD's token mean runs over the skill rows scored here: all of them when lambda_opd > 0; with
-    # lambda_opd = 0 (statistics only) the rows of tied groups are not scored, so they do not count.
-    # Data-parallel processes each hold some rows: the means run over every process's tokens.
-    tokens_of: dict[int, int] = defaultdict(int)
-    for r in rows:
-        tokens_of[r.episode] += r.tokens
-    local = [
-        sum(tokens_of.values()),
-        sum(r.tokens for r in active if r.skill_logp is not None),
-        len(tokens_of),
-    ]
-    n_tokens, n_opd, trajectories = (int(v) for v in sum_over_processes(local))
-    weight_of = {e: token_weight(t, n_tokens, trajectories, s.loss_agg) for e, t in tokens_of.items()}
+    weight_of, n_opd = _token_weights(rows, active, s.loss_agg)
     sums: dict[str, float] = defaultdict(float)
-    batches = learner.micro_batches([r.score for r in active])
-    for _ in range(learner.lockstep_passes(len(batches))):  # FSDP: as many passes as every process
-        learner.idle_pass(s.temperature)
-    for batch in batches:
+
+    def loss_of(batch: list[int], logps: list[torch.Tensor]) -> torch.Tensor:
         micro = [active[i] for i in batch]
-        logps = learner.logprobs([r.score for r in micro], grad=True, temperature=s.temperature)
         if gaps is not None:
-            gaps += [
-                (lp.detach() - r.sampler_logp).abs()
-                for lp, r in zip(logps, micro, strict=True)
-                if r.sampler_logp is not None
-            ]
-        loss, parts = _micro_loss(micro, logps, s, weight_of, n_opd)
-        loss.backward()
+            pairs = zip(logps, micro, strict=True)
+            gaps.extend((lp.detach() - r.sampler_logp).abs() for lp, r in pairs if r.sampler_logp is not None)
+        loss, parts = seed_loss(**_loss_inputs(micro, logps, s, weight_of, n_opd))
         for key, value in parts.items():
             sums[key] += value
-        if on_micro_batch is not None:
-            on_micro_batch()
+        return loss
+
+    learner.accumulate([r.score for r in active], loss_of, temperature=s.temperature, on_micro_batch=on_micro_batch)
     grad_norm = learner.step()
     out = sum_dicts_over_processes(sums)
     (active_share,) = sum_over_processes([sum(weight_of[r.episode] * r.tokens for r in active)])
@@ -182,40 +168,53 @@ def _minibatch_step(
     return out
 
 
-def _micro_loss(
+def _token_weights(rows: list[TrainRow], active: list[TrainRow], loss_agg: str) -> tuple[dict[int, float], int]:
+    """Each trajectory's token weight in the mini-batch's GRPO and KL means (``loss_agg``), and the
+    number of skill tokens OPD's token mean runs over: all the skill rows' when lambda_opd > 0;
+    with lambda_opd = 0 (statistics only) the rows of tied groups are not scored, so they do not
+    count. Data-parallel processes each hold some rows: the counts run over every process's."""
+    tokens_of: dict[int, int] = defaultdict(int)
+    for r in rows:
+        tokens_of[r.episode] += r.tokens
+    local = [sum(tokens_of.values()), sum(r.tokens for r in active if r.skill_logp is not None), len(tokens_of)]
+    n_tokens, n_opd, trajectories = (int(v) for v in sum_over_processes(local))
+    return {e: token_weight(t, n_tokens, trajectories, loss_agg) for e, t in tokens_of.items()}, n_opd
+
+
+def _loss_inputs(
     micro: list[TrainRow], logps: list[torch.Tensor], s: LossSettings, weight_of: dict[int, float], n_opd: int
-) -> tuple[torch.Tensor, dict[str, float]]:
-    """This micro-batch's share of the mini-batch loss, and its weighted statistics (``weight_of``:
-    each trajectory's token weight, summing to 1 over the mini-batch's tokens)."""
+) -> dict:
+    """The keyword arguments of :func:`~seed_rl.algo.losses.seed_loss` for a micro-batch's rows:
+    their tokens' log-probs (with gradient), old log-probs, advantages and weights, the sampler
+    correction, the KL reference and the teacher log-probs under ``h_skill``. A row marked
+    ``old_from_pass`` takes its old log-probs from this pass."""
     logp = torch.cat(logps)
     for row, lp in zip(micro, logps, strict=True):
         if row.old_from_pass:
             row.old_logp, row.old_is_learners = lp.detach().float(), True
+
+    def per_token(value_of: Callable[[TrainRow], float]) -> torch.Tensor:
+        return torch.cat([torch.full((r.tokens,), float(value_of(r))) for r in micro]).to(logp.dtype)
+
     old = torch.cat([r.old_logp for r in micro]).to(logp.dtype)
-    adv = torch.cat([torch.full((r.tokens,), float(r.advantage)) for r in micro]).to(logp.dtype)
-    token_weights = torch.cat([torch.full((r.tokens,), weight_of[r.episode]) for r in micro]).to(logp.dtype)
-    weight = float(token_weights.sum())  # this micro-batch's share; its terms are means under token_weights
-    is_weights = None
+    inputs = {
+        "logp": logp,
+        "old_logp": old,
+        "advantages": per_token(lambda r: r.advantage),
+        "token_weights": per_token(lambda r: weight_of[r.episode]),
+        "clip_low": s.clip_low,
+        "clip_high": s.clip_high,
+        "kl_coef": s.kl_coef,
+        "lambda_opd": s.lambda_opd,
+        "beta_opd": s.beta_opd,
+    }
     if s.correct_sampler and all(r.sampler_logp is not None for r in micro):
         sampler = torch.cat([r.sampler_logp for r in micro]).to(logp.dtype)
-        is_weights = truncated_is_weights(old, sampler, s.is_cap, s.is_mode)
-    grpo, grpo_stats = ppo_clip_loss(logp, old, adv, token_weights, s.clip_low, s.clip_high, is_weights=is_weights)
-    loss = weight * grpo
-    parts = {"grpo_loss": weight * float(grpo.detach())}
-    parts.update({key: weight * value for key, value in grpo_stats.items() if key != "ratio_max"})
+        inputs["is_weights"] = truncated_is_weights(old, sampler, s.is_cap, s.is_mode)
     if s.kl_coef > 0:
-        ref = torch.cat([r.ref_logp for r in micro]).to(logp.dtype)
-        kl = kl_low_var(logp, ref, token_weights)
-        loss = loss + s.kl_coef * weight * kl
-        parts["kl"] = weight * float(kl.detach())
-    if n_opd:  # with lambda_opd = 0 its statistics are still reported, and it adds no gradient
-        with_skill = [r.skill_logp is not None for r in micro]
-        mask = torch.cat([torch.full((r.tokens,), float(has)) for r, has in zip(micro, with_skill, strict=True)])
+        inputs["ref_logp"] = torch.cat([r.ref_logp for r in micro]).to(logp.dtype)
+    if n_opd:
+        mask = per_token(lambda r: r.skill_logp is not None)
         teacher = torch.cat([r.skill_logp if r.skill_logp is not None else torch.zeros(r.tokens) for r in micro])
-        share = float(mask.sum()) / n_opd
-        if share > 0:
-            opd, opd_stats = opd_loss(logp, teacher.to(logp.dtype), mask.to(logp.dtype), beta=s.beta_opd)
-            loss = loss + s.lambda_opd * share * opd
-            parts["opd_loss"] = share * float(opd.detach())
-            parts.update({key: share * value for key, value in opd_stats.items()})
-    return loss, parts
+        inputs.update(skill_logp=teacher.to(logp.dtype), skill_mask=mask, opd_share=float(mask.sum()) / n_opd)
+    return inputs
