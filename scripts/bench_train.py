@@ -39,9 +39,9 @@ from seed_rl.config import load_config
 from seed_rl.rollout import Episode
 from seed_rl.tables import markdown_table
 from seed_rl.train.memory import peak_rss_bytes, reset_peak_rss
-from seed_rl.train.trainer import PhaseTimer, Trainer, grpo_batch
+from seed_rl.train.trainer import PhaseTimer, Trainer
 from seed_rl.train.update import optimize
-from seed_rl.train.update_batch import UpdateBatch
+from seed_rl.train.update_batch import UpdateBatch, grpo_batch
 
 PHASES = ("analysis", "teacher", "rescore", "reference", "update")
 #: The naive path (every key reachable by config): fp32, no shared prefix, 2 rows per micro-batch,

@@ -45,7 +45,6 @@ from seed_agent.policies.engine.frozen_states import keeping_frozen_states
 from seed_agent.policies.engine.prefix_store import reusing_prefixes
 from seed_agent.skills import Skill, SkillLibrary, SkillResult
 from seed_envs.vector import make_vec
-from seed_rl.algo.advantages import grpo_advantages
 from seed_rl.config import ConfigError, TrainConfig, is_external_analyzer
 from seed_rl.evaluate.play import EvalResult, evaluate
 from seed_rl.progress import bar
@@ -81,7 +80,14 @@ from seed_rl.train.skill_pass import (
 )
 from seed_rl.train.skill_prompt import LibrarySkillBuilder
 from seed_rl.train.update import LossSettings, TrainRow, optimize, trains
-from seed_rl.train.update_batch import UpdateBatch, merge_batches, skill_log_rows, slowest_seconds, update_metrics
+from seed_rl.train.update_batch import (
+    UpdateBatch,
+    grpo_batch,
+    merge_batches,
+    skill_log_rows,
+    slowest_seconds,
+    update_metrics,
+)
 
 #: The share of ``memory_budget_gb`` a rollout may fill with the sampler's frozen states (beside
 #: what the budget bounds: weights, optimizer state and one micro-batch's pass); rows beyond it
@@ -115,24 +121,6 @@ class PhaseTimer:
             yield
         finally:
             self.seconds[phase] += time.perf_counter() - started
-
-
-def outcome_reward(episode: Episode, kind: str) -> float:
-    """The trajectory's outcome reward ``R``: its shaped return, or won / score plus the
-    invalid-action penalties the rollout applied."""
-    penalties = sum(row.reward - row.env_reward for row in episode.rows)
-    if kind == "return":
-        return episode.ret
-    if kind == "won":
-        return float(episode.won) + penalties
-    return episode.score + penalties
-
-
-def grpo_batch(episodes: list[Episode], cfg: TrainConfig) -> UpdateBatch:
-    """The update batch of a rollout: each episode's outcome reward and its GRPO advantage."""
-    rewards = [outcome_reward(e, cfg.reward) for e in episodes]
-    advantages = grpo_advantages(rewards, [e.group for e in episodes], normalize_std=cfg.normalize_std).tolist()
-    return UpdateBatch(episodes, rewards, advantages)
 
 
 def reusable_states(step: StepRow, ids: list[int]) -> Any:
@@ -310,28 +298,40 @@ class Trainer:
         return done
 
     def update(self) -> dict[str, Any]:
-        """One whole update (steps 1-6 of the module docstring)."""
-        cfg, u = self.cfg, self.update_index
-        timer = PhaseTimer()
+        """One whole update: the six phases of the module docstring."""
+        u, timer = self.update_index, PhaseTimer()
         with timer("rollout"):
-            episodes = self.rollout(u)
-        batch = grpo_batch(episodes, cfg)
-        if cfg.algo == "seed":
+            episodes = self.rollout(u)  # 1. rollout
+        batch = grpo_batch(episodes, self.cfg)  # 2. rewards and advantages
+        if self.cfg.algo == "seed":
             with timer("analysis"):
-                batch.skills, batch.skill_report = self.analyze(episodes, u)
-        batch.rows = self.train_rows(batch, timer)
+                batch.skills, batch.skill_report = self.analyze(episodes, u)  # 3. hindsight skills
+        batch.rows = self.train_rows(batch, timer)  # 4. teacher pass (and old and reference log-probs)
         with timer("update"):
-            total = sum(len(self.learner.micro_batches([r.score for r in batch.rows])) for _ in range(cfg.epochs))
-            with bar(total, "update", self.show_progress) as progress:
-                stats = optimize(
-                    self.learner,
-                    batch.rows,
-                    self.losses,
-                    minibatches=cfg.minibatches,
-                    epochs=cfg.epochs,
-                    rng=np.random.default_rng([cfg.seed, u, 1]),
-                    on_micro_batch=lambda: progress.update(1),
-                )
+            stats = self.optimize(batch.rows, u)  # 5. L = L_GRPO + c_kl KL + lambda_opd L_opd
+        return self.record(batch, stats, timer)  # 6. log and checkpoint
+
+    # ---------------------------------------------------------- 5. update
+    def optimize(self, rows: list[TrainRow], u: int) -> dict[str, float]:
+        """The optimizer steps of update ``u`` on its rows (:func:`~seed_rl.train.update.optimize`)."""
+        cfg = self.cfg
+        total = sum(len(self.learner.micro_batches([r.score for r in rows])) for _ in range(cfg.epochs))
+        with bar(total, "update", self.show_progress) as progress:
+            return optimize(
+                self.learner,
+                rows,
+                self.losses,
+                minibatches=cfg.minibatches,
+                epochs=cfg.epochs,
+                rng=np.random.default_rng([cfg.seed, u, 1]),
+                on_micro_batch=lambda: progress.update(1),
+            )
+
+    # ------------------------------------------------ 6. log and checkpoint
+    def record(self, batch: UpdateBatch, stats: dict[str, float], timer: PhaseTimer) -> dict[str, Any]:
+        """After the optimizer steps: the engines' weights synced, the whole update's batch gathered
+        from every process, its metrics (and collapse warnings), logs and checkpoint written."""
+        cfg = self.cfg
         drop_frozen_states(batch)
         self.update_index += 1
         if self.engine is not None:
@@ -339,7 +339,7 @@ class Trainer:
                 self.engine.sync(self.update_index)
         gathered = merge_batches(gather_objects(batch))
         seconds = slowest_seconds(gather_objects(dict(timer.seconds)))
-        if cfg.skills == "static-library" and u < cfg.library_updates:
+        if cfg.skills == "static-library" and self.update_index - 1 < cfg.library_updates:
             add_to_library(self.library, gathered.episodes, gathered.skills)
         scored = self.scored(gathered)
         metrics = update_metrics(gathered, stats, seconds, update=self.update_index, tokens_scored=scored)

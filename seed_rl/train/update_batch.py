@@ -13,6 +13,8 @@ import numpy as np
 import torch
 
 from seed_agent.skills import Skill, SkillResult
+from seed_rl.algo.advantages import grpo_advantages
+from seed_rl.config import TrainConfig
 from seed_rl.rollout import Episode
 from seed_rl.train.collapse import action_metrics
 from seed_rl.train.skill_pass import SkillReport
@@ -29,6 +31,24 @@ class UpdateBatch:
     skills: list[SkillResult | None] = field(default_factory=list)
     skill_report: SkillReport | None = None
     rows: list[TrainRow] = field(default_factory=list)
+
+
+def outcome_reward(episode: Episode, kind: str) -> float:
+    """The trajectory's outcome reward ``R``: its shaped return, or won / score plus the
+    invalid-action penalties the rollout applied."""
+    penalties = sum(row.reward - row.env_reward for row in episode.rows)
+    if kind == "return":
+        return episode.ret
+    if kind == "won":
+        return float(episode.won) + penalties
+    return episode.score + penalties
+
+
+def grpo_batch(episodes: list[Episode], cfg: TrainConfig) -> UpdateBatch:
+    """The update batch of a rollout: each episode's outcome reward and its GRPO advantage."""
+    rewards = [outcome_reward(e, cfg.reward) for e in episodes]
+    advantages = grpo_advantages(rewards, [e.group for e in episodes], normalize_std=cfg.normalize_std).tolist()
+    return UpdateBatch(episodes, rewards, advantages)
 
 
 def merge_reports(reports: Sequence[SkillReport | None]) -> SkillReport | None:
