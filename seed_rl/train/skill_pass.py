@@ -11,7 +11,7 @@
    A reply that does not parse means no OPD for that episode; GRPO still applies.
 2. **Teacher prompts** (:func:`teacher_prompts`): for every step of an episode with a skill,
    ``h_skill = inject(h, skill)``, kept within the context by shortening the skill, never ``h``.
-   The trainer scores the sampled action tokens there without gradient.
+   :func:`teacher_logprobs` scores the sampled action tokens there without gradient.
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+import torch
 
 from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import Policy, SamplingParams
@@ -35,7 +38,9 @@ from seed_agent.skills import (
 )
 from seed_agent.skills.annotate import annotate
 from seed_agent.skills.quality import mentions_trajectory
+from seed_rl.progress import bar
 from seed_rl.rollout import Episode
+from seed_rl.train.learner import Learner, ScoreRow
 
 
 def external_analyzer(url: str) -> Policy:
@@ -215,6 +220,35 @@ def teacher_prompts(
             if injected is not None:
                 out[(e, s)] = prompt
     return out
+
+
+def teacher_logprobs(
+    learner: Learner,
+    episodes: Sequence[Episode],
+    skills: Sequence[SkillResult | None],
+    places: Sequence[tuple[int, int]],
+    encode: Callable[[list[Any], list[ChatPrompt]], list[tuple[list[int], dict[str, Any]]]],
+    *,
+    max_prompt_tokens: int,
+    temperature: float,
+    show_progress: bool = False,
+) -> dict[int, torch.Tensor]:
+    """The teacher pass: ``log pi(a | h_skill)`` of the sampled action tokens of every step whose
+    episode has a skill (``places[i]`` is train row ``i``'s (episode, step)), scored by the
+    current policy without gradient. Returns them by train row; rows without a skill are absent.
+    Under FSDP a process with no skill row still takes part in the (empty) pass."""
+    prompts = teacher_prompts(episodes, skills, count_tokens=learner.count_tokens, max_prompt_tokens=max_prompt_tokens)
+    chosen = [i for i, place in enumerate(places) if place in prompts]
+    rows = []
+    for i in chosen:
+        e, s = places[i]
+        step = episodes[e].rows[s]
+        ((ids, vision),) = encode([step], [prompts[(e, s)]])
+        rows.append(ScoreRow(ids, list(step.token_ids), vision))
+    with bar(len(rows), "teacher", show_progress) as progress:
+        scored = learner.logprobs(rows, grad=False, temperature=temperature)
+        progress.update(len(rows))
+    return {i: lp.float() for i, lp in zip(chosen, scored, strict=True)}
 
 
 def low_parse_rate_warning(report: SkillReport, model: str) -> str | None:

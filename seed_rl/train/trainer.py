@@ -75,7 +75,7 @@ from seed_rl.train.skill_pass import (
     add_to_library,
     external_analyzer,
     low_parse_rate_warning,
-    teacher_prompts,
+    teacher_logprobs,
     write_skills,
 )
 from seed_rl.train.skill_prompt import LibrarySkillBuilder
@@ -481,28 +481,18 @@ class Trainer:
         has_skills = bool(batch.skills) and any(isinstance(s, Skill) for s in batch.skills)
         if has_skills or self.learner.fsdp:  # under FSDP a process with no skill row still takes part
             with timer("teacher"):
-                prompts = (
-                    teacher_prompts(
-                        batch.episodes,
-                        batch.skills,
-                        count_tokens=self.learner.count_tokens,
-                        max_prompt_tokens=self.max_prompt_tokens,
-                    )
-                    if has_skills
-                    else {}
+                teacher = teacher_logprobs(
+                    self.learner,
+                    batch.episodes,
+                    batch.skills if has_skills else [None] * len(batch.episodes),
+                    places,
+                    self._encode,
+                    max_prompt_tokens=self.max_prompt_tokens,
+                    temperature=cfg.temperature,
+                    show_progress=self.show_progress,
                 )
-                chosen = [i for i, place in enumerate(places) if place in prompts]
-                teacher_rows = []
-                for i in chosen:
-                    e, s = places[i]
-                    step = batch.episodes[e].rows[s]
-                    ((ids, vision),) = self._encode([step], [prompts[(e, s)]])
-                    teacher_rows.append(ScoreRow(ids, list(step.token_ids), vision))
-                with bar(len(teacher_rows), "teacher", self.show_progress) as progress:
-                    teacher = self.learner.logprobs(teacher_rows, grad=False, temperature=cfg.temperature)
-                    progress.update(len(teacher_rows))
-                for i, lp in zip(chosen, teacher, strict=True):
-                    rows[i].skill_logp = lp.float()
+                for i, lp in teacher.items():
+                    rows[i].skill_logp = lp
         if self.rescore_pass:  # only the rows the update trains need the learner's old log-probs
             trained = [row for row in rows if trains(row, self.losses)]
             with timer("rescore"):
