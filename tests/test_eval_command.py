@@ -15,10 +15,10 @@ pytest.importorskip("peft")
 from seed_agent.policies.server import serve_policy  # noqa: E402
 from seed_agent.skills import EPISODE_SKILL_HEADER  # noqa: E402
 from seed_envs.core import SPLITS  # noqa: E402
-from seed_rl import manifests  # noqa: E402
 from seed_rl.cli import main  # noqa: E402
 from seed_rl.compare.comparison import manifest_indices  # noqa: E402
 from seed_rl.config import load_config  # noqa: E402
+from seed_rl.evaluate import manifests  # noqa: E402
 from seed_rl.evaluate.manifests import (  # noqa: E402
     ManifestError,
     ManifestMismatch,
@@ -251,7 +251,7 @@ def test_a_fixed_skill_is_in_every_prompt_the_policy_receives(served, tmp_path, 
 
 
 def test_a_skill_with_a_local_model_stays_within_the_prompt_budget(capsys, monkeypatch):
-    from seed_rl import skill_prompt
+    from seed_rl.train import skill_prompt
 
     seen = []
     original = skill_prompt.FixedSkillBuilder.build
