@@ -58,7 +58,7 @@ def main() -> None:
                 do_sample=True,
                 max_new_tokens=args.new_tokens,
                 min_new_tokens=args.new_tokens,
-                pad_token_id=policy.pad_id,
+                pad_token_id=policy.engine.pad_id,
             )
 
     token_ids = [c.token_ids for c in policy.generate(prompts, sampling=sampling)]

@@ -49,18 +49,15 @@ class TransformersPolicy:
         self.tokenizer = tokenizer
         self.image_processor = image_processor
         self.image_token = image_token
-        self.image_token_id = tokenizer.convert_tokens_to_ids(image_token) if image_processor is not None else None
         self.batch_size = int(batch_size)
         self.tokens_per_image = int(tokens_per_image)
-        self.pad_id = _pad_id(tokenizer)
-        self.eos_ids = _eos_ids(tokenizer, model)
         #: Sampling and the batch layout, with the speed-ups (shared prefixes, frozen states).
         self.engine = GenerationEngine(
             model,
             lambda ids: tokenizer.decode(ids, skip_special_tokens=True),
-            pad_id=self.pad_id,
-            eos_ids=self.eos_ids,
-            image_token_id=self.image_token_id,
+            pad_id=_pad_id(tokenizer),
+            eos_ids=_eos_ids(tokenizer, model),
+            image_token_id=tokenizer.convert_tokens_to_ids(image_token) if image_processor is not None else None,
             share_prefix=share_prefix,
         )
         head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
@@ -98,7 +95,7 @@ class TransformersPolicy:
     # ---------------------------------------------------------- prompts
     @property
     def device(self) -> torch.device:
-        return next(self.model.parameters()).device
+        return self.engine.device
 
     @property
     def context_length(self) -> int:
