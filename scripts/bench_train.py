@@ -39,7 +39,9 @@ from seed_rl.config import load_config
 from seed_rl.rollout import Episode
 from seed_rl.tables import markdown_table
 from seed_rl.train.memory import peak_rss_bytes, reset_peak_rss
-from seed_rl.train.trainer import PhaseTimer, Trainer
+from seed_rl.train.phase_timer import PhaseTimer
+from seed_rl.train.train_rows import train_rows
+from seed_rl.train.trainer import Trainer
 from seed_rl.train.update import optimize
 from seed_rl.train.update_batch import UpdateBatch, grpo_batch
 
@@ -57,7 +59,7 @@ def timed_update(trainer: Trainer, batch: UpdateBatch, start_state: tuple | None
         trainer.learner.load_trainable_state(weights)
         trainer.learner.optimizer.load_state_dict(optimizer)
     timer = PhaseTimer()
-    batch.rows = trainer.train_rows(batch, timer)
+    batch.rows = train_rows(trainer.learner, batch, trainer.losses, trainer.row_passes, timer)
     with timer("update"):
         optimize(trainer.learner, batch.rows, trainer.losses, minibatches=trainer.cfg.minibatches)
     return dict(timer.seconds)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -258,26 +258,19 @@ class Learner:
                     out[i] = lp if grad else lp.detach()
         return [t if t is not None else torch.zeros(0) for t in out]
 
-    def accumulate(
-        self,
-        rows: Sequence[ScoreRow],
-        loss_of: Callable[[list[int], list[torch.Tensor]], torch.Tensor],
-        *,
-        temperature: float = 1.0,
-        on_micro_batch: Callable[[], None] | None = None,
-    ) -> None:
-        """Back-propagate a loss over ``rows`` one micro-batch at a time (:meth:`micro_batches`: the
-        token budget and the memory plan), gradients accumulating; no optimizer step. For each
-        micro-batch, ``loss_of(indices, logps)`` gets its rows' indices and their log-probs with
-        gradient, and returns its part of the loss. Under FSDP every process runs as many passes."""
+    def passes_with_gradient(
+        self, rows: Sequence[ScoreRow], *, temperature: float = 1.0
+    ) -> Iterator[tuple[list[int], list[torch.Tensor]]]:
+        """The passes with gradient over ``rows``, one micro-batch at a time (:meth:`micro_batches`:
+        the token budget and the memory plan). Yields each micro-batch's row indices and their
+        log-probs with gradient; the caller back-propagates its loss before taking the next, so
+        gradients accumulate and one micro-batch's activations live at a time. Under FSDP every
+        process runs as many passes."""
         batches = self.micro_batches(rows)
         for _ in range(self.lockstep_passes(len(batches))):  # FSDP: as many passes as every process
             self.idle_pass(temperature)
         for batch in batches:
-            logps = self.logprobs([rows[i] for i in batch], grad=True, temperature=temperature)
-            loss_of(batch, logps).backward()
-            if on_micro_batch is not None:
-                on_micro_batch()
+            yield batch, self.logprobs([rows[i] for i in batch], grad=True, temperature=temperature)
 
     def lockstep_passes(self, passes: int) -> int:
         """How many passes this process must add to its ``passes`` so that every process runs as

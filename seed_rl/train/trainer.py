@@ -29,9 +29,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import time
-from collections import defaultdict
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,14 +40,14 @@ from seed_agent.agent import LLMAgent
 from seed_agent.models import load_named_policy, resolve_dtype
 from seed_agent.policies.engine.frozen_states import keeping_frozen_states
 from seed_agent.policies.engine.prefix_store import reusing_prefixes
-from seed_agent.skills import Skill, SkillLibrary, SkillResult
+from seed_agent.skills import SkillLibrary, SkillResult
 from seed_envs.vector import make_vec
 from seed_rl.config import ConfigError, TrainConfig, is_external_analyzer
 from seed_rl.evaluate.play import EvalResult, evaluate
 from seed_rl.progress import bar
 from seed_rl.records.episode_log import append_episodes, episode_records, truncate_episodes
 from seed_rl.records.run_log import RunLog, truncate_jsonl
-from seed_rl.rollout import Episode, EpisodeStart, StepRow, run_episodes
+from seed_rl.rollout import Episode, EpisodeStart, run_episodes
 from seed_rl.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from seed_rl.train.collapse import CollapseWatch
 from seed_rl.train.distributed import (
@@ -60,7 +57,8 @@ from seed_rl.train.distributed import (
     init_from_env,
     run_on_main,
 )
-from seed_rl.train.learner import Learner, ScoreRow
+from seed_rl.train.learner import Learner
+from seed_rl.train.phase_timer import PhaseTimer
 from seed_rl.train.run_setup import (
     eval_sampling,
     run_analyzer_settings,
@@ -75,10 +73,10 @@ from seed_rl.train.skill_pass import (
     add_to_library,
     external_analyzer,
     low_parse_rate_warning,
-    teacher_logprobs,
     write_skills,
 )
 from seed_rl.train.skill_prompt import LibrarySkillBuilder
+from seed_rl.train.train_rows import RowPasses, drop_frozen_states, train_rows
 from seed_rl.train.update import LossSettings, TrainRow, optimize, trains
 from seed_rl.train.update_batch import (
     UpdateBatch,
@@ -106,35 +104,6 @@ RESUMABLE_KEYS = (
     "threads",
     "vllm_memory_utilization",
 )
-
-
-class PhaseTimer:
-    """Wall-clock seconds per named phase of an update."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = defaultdict(float)
-
-    @contextlib.contextmanager
-    def __call__(self, phase: str) -> Iterator[None]:
-        started = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.seconds[phase] += time.perf_counter() - started
-
-
-def reusable_states(step: StepRow, ids: list[int]) -> Any:
-    """The sampler's hidden states of ``step`` where its row is scored with the ids it sampled from."""
-    return step.frozen_states if ids == step.prompt_ids else None
-
-
-def drop_frozen_states(batch: UpdateBatch) -> None:
-    """Free the sampler's hidden states once the update no longer needs them."""
-    for episode in batch.episodes:
-        for step in episode.rows:
-            step.frozen_states = None
-    for row in batch.rows:
-        row.score.states = None
 
 
 class Trainer:
@@ -285,6 +254,17 @@ class Trainer:
         (:class:`~seed_rl.train.update.TrainRow` ``old_from_pass``)."""
         return self.rescores and self.cfg.minibatches * self.cfg.epochs > 1
 
+    @property
+    def row_passes(self) -> RowPasses:
+        """The passes phase 4 runs beside the rollout's log-probs (:func:`~seed_rl.train.train_rows.train_rows`)."""
+        return RowPasses(
+            rescores=self.rescores,
+            rescore_pass=self.rescore_pass,
+            reference=self.cfg.kl_coef > 0,
+            max_prompt_tokens=self.max_prompt_tokens,
+            temperature=self.cfg.temperature,
+        )
+
     # --------------------------------------------------------------- loop
     def run(self) -> list[dict[str, Any]]:
         """Train until ``cfg.updates`` updates are done; returns this call's metrics lines."""
@@ -299,33 +279,33 @@ class Trainer:
 
     def update(self) -> dict[str, Any]:
         """One whole update: the six phases of the module docstring."""
-        u, timer = self.update_index, PhaseTimer()
+        cfg, u, timer = self.cfg, self.update_index, PhaseTimer()
         with timer("rollout"):
             episodes = self.rollout(u)  # 1. rollout
-        batch = grpo_batch(episodes, self.cfg)  # 2. rewards and advantages
-        if self.cfg.algo == "seed":
+        batch = grpo_batch(episodes, cfg)  # 2. rewards and advantages
+        if cfg.algo == "seed":
             with timer("analysis"):
                 batch.skills, batch.skill_report = self.analyze(episodes, u)  # 3. hindsight skills
-        batch.rows = self.train_rows(batch, timer)  # 4. teacher pass (and old and reference log-probs)
-        with timer("update"):
-            stats = self.optimize(batch.rows, u)  # 5. L = L_GRPO + c_kl KL + lambda_opd L_opd
-        return self.record(batch, stats, timer)  # 6. log and checkpoint
-
-    # ---------------------------------------------------------- 5. update
-    def optimize(self, rows: list[TrainRow], u: int) -> dict[str, float]:
-        """The optimizer steps of update ``u`` on its rows (:func:`~seed_rl.train.update.optimize`)."""
-        cfg = self.cfg
-        total = sum(len(self.learner.micro_batches([r.score for r in rows])) for _ in range(cfg.epochs))
-        with bar(total, "update", self.show_progress) as progress:
-            return optimize(
+        # 4. teacher pass under h_skill (SEED), and old and reference log-probs where the run needs them
+        batch.rows = train_rows(
+            self.learner, batch, self.losses, self.row_passes, timer, show_progress=self.show_progress
+        )
+        with timer("update"), self.update_bar(batch.rows) as progress:
+            stats = optimize(  # 5. L = L_GRPO + c_kl KL + lambda_opd L_opd, one optimizer step per mini-batch
                 self.learner,
-                rows,
+                batch.rows,
                 self.losses,
                 minibatches=cfg.minibatches,
                 epochs=cfg.epochs,
                 rng=np.random.default_rng([cfg.seed, u, 1]),
                 on_micro_batch=lambda: progress.update(1),
             )
+        return self.record(batch, stats, timer)  # 6. log and checkpoint
+
+    def update_bar(self, rows: list[TrainRow]) -> Any:
+        """The progress bar of the update's passes with gradient, one tick per micro-batch."""
+        total = len(self.learner.micro_batches([r.score for r in rows])) * self.cfg.epochs
+        return bar(total, "update", self.show_progress)
 
     # ------------------------------------------------ 6. log and checkpoint
     def record(self, batch: UpdateBatch, stats: dict[str, float], timer: PhaseTimer) -> dict[str, Any]:
@@ -414,104 +394,35 @@ class Trainer:
 
     # ------------------------------------------------- 3. hindsight skills
     def analyze(self, episodes: list[Episode], u: int) -> tuple[list[SkillResult | None], SkillReport]:
+        """One hindsight skill per episode (:func:`~seed_rl.train.skill_pass.write_skills`) from the
+        run's analyzer: the scripted annotator, the static library once built, or a policy (the
+        current one, the initial one, or an external server)."""
         cfg = self.cfg
-
-        def count(text: str) -> int:
-            return len(self.policy.tokenizer(text, add_special_tokens=False)["input_ids"])
-
         if cfg.analyzer == "scripted":
-            skills, report = write_skills(episodes, source="scripted", settings=self.analyzer, count_tokens=count)
+            source = "scripted"
         elif cfg.skills == "static-library" and u >= cfg.library_updates:
-            skills, report = write_skills(
-                episodes, source="library", settings=self.analyzer, library=self.library, count_tokens=count
-            )
-        elif is_external_analyzer(cfg.analyzer):
-            with bar(len(episodes), "analysis", self.show_progress) as progress:
-                skills, report = write_skills(
-                    episodes,
-                    source="policy",
-                    settings=self.analyzer,
-                    policy=self.external,
-                    count_tokens=count,
-                    on_analyzed=progress.update,
-                )
+            source = "library"
         else:
-            weights = (
-                self.learner.initial_weights()
-                if cfg.analyzer == "frozen-initial"
-                else (contextlib.nullcontext(self.rollout_policy))
+            source = "policy"
+        if cfg.analyzer == "frozen-initial" and source == "policy":
+            weights = self.learner.initial_weights()
+        else:
+            weights = contextlib.nullcontext(self.external or self.rollout_policy)
+        shown = self.show_progress and source == "policy"
+        with weights as analyzer, torch.no_grad(), bar(len(episodes), "analysis", shown) as progress:
+            skills, report = write_skills(
+                episodes,
+                source=source,
+                settings=self.analyzer,
+                policy=analyzer,
+                library=self.library,
+                count_tokens=lambda text: len(self.policy.tokenizer(text, add_special_tokens=False)["input_ids"]),
+                on_analyzed=progress.update,
             )
-            with weights as analyzer, torch.no_grad(), bar(len(episodes), "analysis", self.show_progress) as progress:
-                skills, report = write_skills(
-                    episodes,
-                    source="policy",
-                    settings=self.analyzer,
-                    policy=analyzer,
-                    count_tokens=count,
-                    on_analyzed=progress.update,
-                )
         warning = low_parse_rate_warning(report, cfg.model) if cfg.analyzer != "scripted" else None
         if warning:
             print(f"warning (update {u + 1}): {warning}", flush=True)
         return skills, report
-
-    # -------------------------------------- 4. teacher pass, old and ref log-probs
-    def train_rows(self, batch: UpdateBatch, timer: PhaseTimer) -> list[TrainRow]:
-        cfg = self.cfg
-        rows: list[TrainRow] = []
-        places: list[tuple[int, int]] = []
-        for e, episode in enumerate(batch.episodes):
-            encoded = self._encode([r for r in episode.rows], [r.prompt for r in episode.rows])
-            for s, (row, (ids, vision)) in enumerate(zip(episode.rows, encoded, strict=True)):
-                if not row.token_ids:
-                    continue
-                sampler = torch.tensor(row.logprobs, dtype=torch.float32)
-                rows.append(
-                    TrainRow(
-                        episode=e,
-                        score=ScoreRow(ids, list(row.token_ids), vision, states=reusable_states(row, ids)),
-                        old_logp=sampler,
-                        advantage=batch.advantages[e],
-                        sampler_logp=sampler,
-                        old_from_pass=self.rescores and not self.rescore_pass,
-                    )
-                )
-                places.append((e, s))
-        scores = [r.score for r in rows]
-        has_skills = bool(batch.skills) and any(isinstance(s, Skill) for s in batch.skills)
-        if has_skills or self.learner.fsdp:  # under FSDP a process with no skill row still takes part
-            with timer("teacher"):
-                teacher = teacher_logprobs(
-                    self.learner,
-                    batch.episodes,
-                    batch.skills if has_skills else [None] * len(batch.episodes),
-                    places,
-                    self._encode,
-                    max_prompt_tokens=self.max_prompt_tokens,
-                    temperature=cfg.temperature,
-                    show_progress=self.show_progress,
-                )
-                for i, lp in teacher.items():
-                    rows[i].skill_logp = lp
-        if self.rescore_pass:  # only the rows the update trains need the learner's old log-probs
-            trained = [row for row in rows if trains(row, self.losses)]
-            with timer("rescore"):
-                learner_lp = self.learner.logprobs([r.score for r in trained], grad=False, temperature=cfg.temperature)
-                for row, lp in zip(trained, learner_lp, strict=True):
-                    row.old_logp, row.old_is_learners = lp.float(), True
-        if cfg.kl_coef > 0:
-            with timer("reference"):
-                ref = self.learner.logprobs(scores, grad=False, temperature=cfg.temperature, reference=True)
-                for row, lp in zip(rows, ref, strict=True):
-                    row.ref_logp = lp.float()
-        return rows
-
-    def _encode(self, steps: list[Any], prompts: list[Any]) -> list[tuple[list[int], dict[str, torch.Tensor]]]:
-        """Prompt ids (reused from sampling when the policy recorded them) and vision inputs."""
-        if all(step.prompt_ids and not step.images for step in steps) and prompts == [s.prompt for s in steps]:
-            return [(list(step.prompt_ids), {}) for step in steps]
-        images = [list(step.images) for step in steps] if any(step.images for step in steps) else None
-        return self.learner.encode(prompts, images)
 
     # -------------------------------------------------------------- 6. log
     def _log_skills(self, batch: UpdateBatch) -> None:

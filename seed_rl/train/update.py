@@ -101,26 +101,43 @@ def optimize(
     rng: np.random.Generator | None = None,
     on_micro_batch: Callable[[], None] | None = None,
 ) -> dict[str, float]:
-    """Run the update; returns the mean of each loss and statistic over optimizer steps."""
+    """Run the update: ``epochs`` passes over the rows, each cut into ``minibatches`` mini-batches of
+    whole trajectories, each mini-batch one optimizer step on
+
+        L = L_GRPO + c_kl * KL + lambda_opd * L_opd        (:func:`~seed_rl.algo.losses.seed_loss`)
+
+    over the rows that train. Returns the mean of each loss and statistic over optimizer steps."""
     if minibatches * epochs > 1 and any(r.old_from_pass for r in rows):
         raise ValueError(
             "rows marked old_from_pass need the update to take one optimizer step (minibatches=1, "
             f"epochs=1), not minibatches={minibatches}, epochs={epochs}: re-score their old log-probs first"
         )
     rng = rng or np.random.default_rng(0)
-    by_episode: dict[int, list[int]] = defaultdict(list)
-    for i, row in enumerate(rows):
-        by_episode[row.episode].append(i)
+    by_episode: dict[int, list[TrainRow]] = defaultdict(list)
+    for row in rows:
+        by_episode[row.episode].append(row)
     totals: dict[str, list[float]] = defaultdict(list)
     gaps: list[torch.Tensor] = []
     for epoch in range(epochs):
         for k, chunk in enumerate(minibatch_episodes(list(by_episode), minibatches, rng)):
-            members = [i for e in chunk for i in by_episode[e]]
-            first = epoch == 0 and k == 0  # scored by the pre-update weights: compare with the sampler
-            stats = _minibatch_step(
-                learner, [rows[i] for i in members], settings, on_micro_batch, gaps if first else None
-            )
-            for key, value in stats.items():
+            batch = [row for e in chunk for row in by_episode[e]]
+            active = [row for row in batch if trains(row, settings)]
+            weight_of, n_opd = _token_weights(batch, active, settings.loss_agg)
+            sums: dict[str, float] = defaultdict(float)
+            # micro-batches under the token budget and the memory plan, gradients accumulating
+            passes = learner.passes_with_gradient([r.score for r in active], temperature=settings.temperature)
+            for micro, logps in passes:
+                micro_rows = [active[i] for i in micro]
+                if epoch == 0 and k == 0:  # scored by the pre-update weights: compare with the sampler
+                    gaps.extend(_sampler_gaps(micro_rows, logps))
+                loss, parts = seed_loss(**_loss_inputs(micro_rows, logps, settings, weight_of, n_opd))
+                loss.backward()
+                for key, value in parts.items():
+                    sums[key] += value
+                if on_micro_batch is not None:
+                    on_micro_batch()
+            grad_norm = learner.step()
+            for key, value in _step_statistics(sums, batch, active, weight_of, settings, grad_norm).items():
                 totals[key].append(value)
     out = {key: float(np.mean(values)) for key, values in totals.items()}
     if gaps and (not settings.correct_sampler or any(r.old_from_pass for r in rows)):
@@ -130,36 +147,25 @@ def optimize(
     return out
 
 
-def _minibatch_step(
-    learner: Learner,
+def _sampler_gaps(rows: list[TrainRow], logps: list[torch.Tensor]) -> list[torch.Tensor]:
+    """``|log pi_learner - log mu_sampler|`` per token of the rows that carry the sampler's log-probs."""
+    pairs = zip(logps, rows, strict=True)
+    return [(lp.detach() - r.sampler_logp).abs() for lp, r in pairs if r.sampler_logp is not None]
+
+
+def _step_statistics(
+    sums: dict[str, float],
     rows: list[TrainRow],
+    active: list[TrainRow],
+    weight_of: dict[int, float],
     s: LossSettings,
-    on_micro_batch: Callable[[], None] | None,
-    gaps: list[torch.Tensor] | None,
+    grad_norm: float,
 ) -> dict[str, float]:
-    """One optimizer step on a mini-batch of whole trajectories: ``L = L_GRPO + c_kl * KL +
-    lambda_opd * L_opd`` (:func:`~seed_rl.algo.losses.seed_loss`) over the rows that train,
-    back-propagated in micro-batches (:meth:`Learner.accumulate`). Returns the step's statistics,
-    summed over processes."""
-    active = [r for r in rows if trains(r, s)]
-    weight_of, n_opd = _token_weights(rows, active, s.loss_agg)
-    sums: dict[str, float] = defaultdict(float)
-
-    def loss_of(batch: list[int], logps: list[torch.Tensor]) -> torch.Tensor:
-        micro = [active[i] for i in batch]
-        if gaps is not None:
-            pairs = zip(logps, micro, strict=True)
-            gaps.extend((lp.detach() - r.sampler_logp).abs() for lp, r in pairs if r.sampler_logp is not None)
-        loss, parts = seed_loss(**_loss_inputs(micro, logps, s, weight_of, n_opd))
-        for key, value in parts.items():
-            sums[key] += value
-        return loss
-
-    learner.accumulate([r.score for r in active], loss_of, temperature=s.temperature, on_micro_batch=on_micro_batch)
-    grad_norm = learner.step()
+    """One optimizer step's statistics, summed over processes: the loss terms, the PPO statistics as
+    means over the rows trained (not the skipped), the gradient norm and the rows trained."""
     out = sum_dicts_over_processes(sums)
     (active_share,) = sum_over_processes([sum(weight_of[r.episode] * r.tokens for r in active)])
-    for key in ("clip_frac", "ratio_mean", "approx_kl", "is_weight_mean"):  # over the rows trained, not the skipped
+    for key in ("clip_frac", "ratio_mean", "approx_kl", "is_weight_mean"):
         if key in out and active_share > 0:
             out[key] /= active_share
     out["grad_norm"] = grad_norm
