@@ -43,7 +43,7 @@ from seed_rl.train.phase_timer import PhaseTimer
 from seed_rl.train.train_rows import train_rows
 from seed_rl.train.trainer import Trainer
 from seed_rl.train.update import optimize
-from seed_rl.train.update_batch import UpdateBatch, grpo_batch
+from seed_rl.train.update_batch import UpdateBatch, advantage_batch
 
 PHASES = ("analysis", "teacher", "rescore", "reference", "update")
 #: The naive path (every key reachable by config): fp32, no shared prefix, 2 rows per micro-batch,
@@ -78,12 +78,12 @@ def timed_rollout(trainer: Trainer) -> tuple[list[Episode], float]:
 def naive_against_default(default: Trainer, episodes: list[Episode], rollout: float, base: list[str]) -> dict:
     """Section 1: the naive path's own rollout, then both paths' updates on the default's batch."""
     reset_peak_rss()
-    default_update = timed_update(default, grpo_batch(episodes, default.cfg))
+    default_update = timed_update(default, advantage_batch(episodes, default.cfg))
     default_peak = peak_rss_bytes()
     naive = Trainer(load_config(base[0], [*base[1:], *NAIVE, f"run_dir={Path(tempfile.mkdtemp()) / 'naive'}"]))
     reset_peak_rss()
     naive_episodes, naive_rollout = timed_rollout(naive)
-    naive_update = timed_update(naive, grpo_batch(episodes, naive.cfg))
+    naive_update = timed_update(naive, advantage_batch(episodes, naive.cfg))
     naive_peak = peak_rss_bytes()
     naive.close()
     paths = {
@@ -120,7 +120,7 @@ def seed_against_grpo(trainer: Trainer, episodes: list[Episode], rollout: float,
     """Section 2: the GRPO update against SEED's, from the same weights, on one rollout batch."""
     start_state = (trainer.learner.trainable_state(), trainer.learner.optimizer.state_dict())
     started = time.perf_counter()
-    skills, skill_report = trainer.analyze(episodes, 0)
+    skills, skill_report = trainer.analyze(advantage_batch(episodes, trainer.cfg), 0)
     analysis = time.perf_counter() - started
     every = [
         s if isinstance(s, Skill) else annotate(e.trajectory(), e.expert_plan)
@@ -128,7 +128,7 @@ def seed_against_grpo(trainer: Trainer, episodes: list[Episode], rollout: float,
     ]
 
     def batch(with_skills=None) -> UpdateBatch:
-        b = grpo_batch(episodes, trainer.cfg)
+        b = advantage_batch(episodes, trainer.cfg)
         if with_skills is not None:
             b.skills, b.skill_report = with_skills, skill_report
         return b

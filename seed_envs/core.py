@@ -15,6 +15,9 @@ contract, and the rule that *no input ever raises*:
 ``action_valid``       bool, for the last action (True after reset)
 ``won``                bool
 ``score``              float, the benchmark's own score
+``anchor``             str, the state the next action is taken from, as GiGPO's
+                       anchor-state groups compare it: steps with equal anchors
+                       are in the same state (see :meth:`SeedEnv._anchor`)
 =====================  ==========================================================
 """
 
@@ -129,6 +132,7 @@ class SeedEnv(gym.Env[Observation, str]):
     - ``_play(action)``: apply a str action, return a :class:`Transition`;
     - ``_available_actions()``: the admissible actions now, or None;
     - ``_image()``: the current frame (visual envs only);
+    - ``_anchor(obs)``: optionally, the current state as a string (``info["anchor"]``);
     - ``expert_plan()``: optionally, actions that solve the task from here.
 
     Task choice at ``reset``: ``options={"task_id": ...}``, or ``{"split", "index"}``,
@@ -157,6 +161,8 @@ class SeedEnv(gym.Env[Observation, str]):
         self._task_id: str | None = None
         self._task_start: TaskStart | None = None
         self._text = ""
+        #: The observation text of the last accepted transition (the default text anchor).
+        self._state_text = ""
         self._won = False
         self._score = 0.0
         self._episode_over = False
@@ -179,6 +185,27 @@ class SeedEnv(gym.Env[Observation, str]):
 
     def _image(self) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__} is not a visual env")
+
+    def _anchor(self, obs: Observation) -> str:
+        """The current state as a string, for ``info["anchor"]`` (after reset and every step).
+
+        GiGPO groups the steps of one task's trajectories whose anchors are equal, so two
+        steps must get the same anchor exactly when they are taken from the same state,
+        whatever the history. It must be a non-empty str, and an action the env rejects
+        (``action_valid=False``) must leave it as it was.
+
+        The default: in a visual env, a hash of the image (``"image:<hex>"``); in a text env,
+        the observation text of the last *accepted* transition (the start text after reset),
+        so a rejection message never enters it. Override where the text mixes feedback on the
+        action with the state, or where the state is available more exactly.
+        """
+        if "image" in obs:
+            image = np.ascontiguousarray(obs["image"])
+            digest = hashlib.blake2b(digest_size=16)
+            digest.update(f"{image.shape}{image.dtype}".encode())
+            digest.update(image.tobytes())
+            return "image:" + digest.hexdigest()
+        return self._state_text
 
     def expert_plan(self) -> list[str] | None:
         """Actions that solve the current task from the current state, if known."""
@@ -233,7 +260,11 @@ class SeedEnv(gym.Env[Observation, str]):
         self._score = 0.0
         self._episode_over = False
         self._text = start.text
-        return self._observation(), self._info(action_valid=True, extra=start.extra_info)
+        self._state_text = start.text
+        obs = self._observation()
+        info = self._info(action_valid=True, extra=start.extra_info)
+        info["anchor"] = self._anchor(obs)
+        return obs, info
 
     def step(self, action: str) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
         if self._task_start is None:
@@ -252,11 +283,15 @@ class SeedEnv(gym.Env[Observation, str]):
         if transition.score is not None:
             self._score = float(transition.score)
         self._text = transition.text
+        if transition.action_valid:  # a rejected action leaves the state (and so the anchor)
+            self._state_text = transition.text
         if transition.terminated or transition.truncated:
             self._episode_over = True
         info = self._info(action_valid=transition.action_valid, extra=transition.extra_info)
+        obs = self._observation()
+        info["anchor"] = self._anchor(obs)
         return (
-            self._observation(),
+            obs,
             float(transition.reward),
             bool(transition.terminated),
             bool(transition.truncated),

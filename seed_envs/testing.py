@@ -1,7 +1,8 @@
 """Conformance checks for seed envs, for our tests and for anyone writing a new env.
 
 ``check_seed_env(env)`` runs Gymnasium's own checker plus the seed contract:
-the ``info`` keys, exact replay of a ``task_id``, and that hostile input never raises.
+the ``info`` keys, exact replay of a ``task_id`` (anchors included), that a rejected
+action leaves ``info["anchor"]`` as it was, and that hostile input never raises.
 ``bad_actions(n)`` yields the hostile input.
 """
 
@@ -16,7 +17,7 @@ from gymnasium.utils.env_checker import check_env
 
 from seed_envs.core import SPLITS, SeedEnv
 
-REQUIRED_INFO_KEYS = ("task", "task_id", "split", "available_actions", "action_valid", "won", "score")
+REQUIRED_INFO_KEYS = ("task", "task_id", "split", "available_actions", "action_valid", "won", "score", "anchor")
 
 #: Actions that belong to *other* benchmarks' grammars (or to none).
 FOREIGN_ACTIONS = (
@@ -90,25 +91,46 @@ def check_info(info: dict[str, Any]) -> None:
     assert isinstance(info["action_valid"], bool)
     assert isinstance(info["won"], bool)
     assert isinstance(info["score"], float)
+    assert isinstance(info["anchor"], str) and info["anchor"], "info['anchor'] must be a non-empty str"
 
 
 def check_replay(env: gym.Env, steps: list[str] | None = None) -> None:
     """Resetting with the same ``task_id`` gives the same observations after the same actions."""
     obs, info = env.reset(seed=7)
     task_id = info["task_id"]
-    first = [obs["text"]]
+    first = [(obs["text"], info["anchor"])]
     plan = steps or (info["available_actions"] or [""])[:3]
     for action in plan:
-        obs, *_ = env.step(action)
-        first.append(obs["text"])
+        obs, *_, info = env.step(action)
+        first.append((obs["text"], info["anchor"]))
     env.reset(seed=99)  # play something else in between
     obs2, info2 = env.reset(options={"task_id": task_id})
     assert info2["task_id"] == task_id
-    second = [obs2["text"]]
+    second = [(obs2["text"], info2["anchor"])]
     for action in plan:
-        obs2, *_ = env.step(action)
-        second.append(obs2["text"])
-    assert first == second, "the same task_id and actions must replay exactly"
+        obs2, *_, info2 = env.step(action)
+        second.append((obs2["text"], info2["anchor"]))
+    assert first == second, "the same task_id and actions must replay exactly (observations and anchors)"
+
+
+def check_rejections_keep_the_anchor(env: gym.Env, n: int = 30, seed: int = 0) -> None:
+    """Every action the env rejects (``action_valid=False``) leaves ``info["anchor"]`` as it was.
+
+    Steps an action longer than the env's limit (rejected by the base class), then ``n``
+    hostile actions (rejected by the env itself, most of them).
+    """
+    _, info = env.reset(seed=seed)
+    anchor = info["anchor"]
+    too_long = "a" * (env.unwrapped.max_action_length + 1)
+    for action in (too_long, *bad_actions(n, seed=seed, huge_every=0)):
+        _, _, terminated, truncated, info = env.step(action)
+        check_info(info)
+        if not info["action_valid"]:
+            assert info["anchor"] == anchor, f"the rejected action {action[:40]!r} changed info['anchor']"
+        anchor = info["anchor"]
+        if terminated or truncated:
+            _, info = env.reset()
+            anchor = info["anchor"]
 
 
 def fuzz_env(
@@ -121,24 +143,27 @@ def fuzz_env(
 
     Every step must return an observation in the space and the seed ``info`` keys.
     Actions that ``is_valid`` accepts (legal moves that happen to be in the corpus) may
-    be valid; every other one must come back with ``action_valid=False`` and must not
-    end the episode.
+    be valid; every other one must come back with ``action_valid=False``, must not
+    end the episode and must leave ``info["anchor"]`` as it was.
     """
-    env.reset(seed=seed)
+    _, info = env.reset(seed=seed)
+    anchor = info["anchor"]
     invalid = 0
     for action in bad_actions(n, seed=seed):
         obs, _, terminated, truncated, info = env.step(action)
         assert env.observation_space.contains(obs), f"observation outside the space after {action[:40]!r}"
         check_info(info)
         if is_valid is not None and is_valid(action):
+            anchor = info["anchor"]
             if terminated or truncated:
-                env.reset()
+                anchor = env.reset()[1]["anchor"]
             continue
         assert info["action_valid"] is False, f"{action[:60]!r} was accepted"
         assert not terminated, f"{action[:60]!r} ended the episode"
+        assert info["anchor"] == anchor, f"the rejected action {action[:60]!r} changed info['anchor']"
         invalid += 1
         if truncated:
-            env.reset()
+            anchor = env.reset()[1]["anchor"]
     return invalid
 
 
@@ -157,3 +182,4 @@ def check_seed_env(env: gym.Env, replay_steps: list[str] | None = None) -> None:
         check_info(info)
         assert info["split"] == split
     check_replay(env, replay_steps)
+    check_rejections_keep_the_anchor(env)

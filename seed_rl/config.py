@@ -22,6 +22,7 @@ CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 #: Values a key may take, where the set is fixed.
 CHOICES: dict[str, tuple[Any, ...]] = {
     "algo": ("grpo", "seed"),
+    "advantage": ("grpo", "gigpo"),
     "finetune": ("lora", "full"),
     "style": ("act", "think"),
     "reward": ("return", "won", "score"),
@@ -74,8 +75,12 @@ class TrainConfig:
     dtype: str = "float32"  # auto: bfloat16 where the hardware has it natively (seed_agent.models.resolve_dtype)
     gradient_checkpointing: bool = False
     threads: int = 0  # 0: leave torch's default
-    # the algorithm
+    # the algorithm: SEED's distillation (algo=seed) or not, on GRPO's episode advantage or GiGPO's
+    # episode + step advantage (seed_rl/algo/gigpo.py)
     algo: str = "grpo"
+    advantage: str = "grpo"
+    gamma: float = 0.95  # GiGPO: the discount of the step returns
+    step_advantage_w: float = 1.0  # GiGPO: A = A_E + w * A_S
     updates: int = 10
     tasks_per_update: int = 4
     group_size: int = 8
@@ -124,7 +129,9 @@ class TrainConfig:
     skills: str = "on-policy"
     library_updates: int = 1  # static-library: updates whose skills build the library
     failed_only: bool = False
-    step_skills: bool = False
+    step_skills: bool = False  # the analyzer also writes skills for single steps
+    # kept for at most this many steps per trajectory: those whose anchor state's returns spread most
+    max_step_skills: int = 5
     analyzer_max_new_tokens: int = 160
     analyzer_prefill: bool = True
     analyzer_repetition_penalty: float = 1.2  # greedy analysis by small models loops without it
@@ -209,6 +216,8 @@ class TrainConfig:
             "lr",
             "vllm_engines",
             "micro_batch_rows",
+            "step_advantage_w",
+            "max_step_skills",
         ):
             if getattr(self, key) < 0:
                 raise ConfigError(f"{key}={getattr(self, key)!r} is not allowed; {key} must be >= 0")
@@ -225,6 +234,8 @@ class TrainConfig:
             raise ConfigError(
                 f"train_fraction={self.train_fraction!r} is not allowed; train_fraction must be in (0, 1]"
             )
+        if not 0 <= self.gamma <= 1:
+            raise ConfigError(f"gamma={self.gamma!r} is not allowed; gamma must be in [0, 1]")
         if self.temperature == 0:
             raise ConfigError("temperature=0 is not allowed for training; GRPO needs sampled groups (use > 0)")
         if self.minibatches > self.tasks_per_update * self.group_size:

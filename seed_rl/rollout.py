@@ -75,6 +75,9 @@ class StepRow:
     expert_action: str | None = None
     #: The reply had the right form (LLM agents; None for scripted agents).
     well_formed: bool | None = None
+    #: The state the action was taken from, as GiGPO's anchor-state groups compare it: the env's
+    #: ``info["anchor"]`` (its observation text where it gives none).
+    anchor: str = ""
     #: The sampler's hidden states below the first trained layer (``Completion.frozen_states``),
     #: kept until the update has trained on this step.
     frozen_states: Any = field(default=None, repr=False, compare=False)
@@ -224,6 +227,7 @@ def run_episodes(
             row = _row(
                 episode, decisions[i], observations[env], float(rewards[i]), step_infos[i], penalty, expert_actions[i]
             )
+            row.anchor = str(infos[env].get("anchor", row.observation))
             episode.rows.append(row)
             observations[env], infos[env] = obs[i], step_infos[i]
             lost = step_infos[i].get("worker_failure")

@@ -86,6 +86,25 @@ def test_invalid_command_keeps_episode_going(env):
     assert terminated and info["won"] and reward == 1.0 and info["score"] == 1.0
 
 
+def test_anchor_is_the_text_after_the_last_accepted_command(env):
+    """verl-agent's anchor: where an accepted command left the agent; "Nothing happens." is not a state."""
+    obs, info = env.reset(options={"split": "train", "index": 0})
+    start = info["anchor"]
+    assert start == obs["text"]
+    here, there = [a for a in info["available_actions"] if a.startswith("go to ")][:2]
+    obs, *_, info = env.step(here)
+    arrived = info["anchor"]
+    assert arrived == obs["text"] and arrived != start
+    # Another episode of the task: a rejected command, a detour, then the same place.
+    env.reset(options={"split": "train", "index": 0})
+    obs, *_, info = env.step("jump over the moon")
+    assert obs["text"] == "Nothing happens." and not info["action_valid"] and info["anchor"] == start
+    *_, info = env.step(there)
+    assert info["anchor"] not in (start, arrived)
+    *_, info = env.step(here)
+    assert info["anchor"] == arrived
+
+
 def test_put_syntax_is_move(env):
     """alfworld 0.4.x: placing is ``move X to Y``; ``put X in/on Y`` does nothing."""
     task_id = next(t for t in env.unwrapped.task_ids("train") if "/pick_and_place_simple-" in t)

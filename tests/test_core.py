@@ -6,10 +6,11 @@ import subprocess
 import sys
 
 import gymnasium as gym
+import numpy as np
 import pytest
 
 import seed_envs
-from seed_envs.core import indexed_task_id, parse_indexed_task_id, stable_bucket, stable_seed
+from seed_envs.core import Transition, indexed_task_id, parse_indexed_task_id, stable_bucket, stable_seed
 from seed_envs.spaces import PrintableText, clean_text, quote_action
 
 EXPECTED_STEPS = {"seed/Sokoban-v0": 15, "seed/EZPoints-v0": 8}
@@ -172,3 +173,69 @@ def test_lazy_exports_only_from_the_package_itself():
 
     with pytest.raises(ValueError, match="must come from a module of"):
         lazy_exports("seed_envs.sokoban", {"SearchQAEnv": "seed_envs.searchqa.env"})
+
+
+def test_the_default_text_anchor_is_the_text_of_the_last_accepted_transition():
+    from crash_env import CrashEnv
+
+    class Picky(CrashEnv):
+        def _play(self, action: str) -> Transition:
+            if action == "bad":
+                return Transition(text=f"Invalid action: bad.\n{self._text}", action_valid=False)
+            return super()._play(action)
+
+    env = Picky()
+    obs, info = env.reset(options={"task_id": "crash/train/3"})
+    start = info["anchor"]
+    assert start == obs["text"] and start.endswith("task 3")
+    for rejected in ("bad", 42, "a" * (env.max_action_length + 1)):  # by the env, then by the base class
+        obs, *_, info = env.step(rejected)
+        assert not info["action_valid"] and "Invalid action" in obs["text"] and info["anchor"] == start
+    obs, *_, info = env.step("go")
+    assert info["anchor"] == obs["text"] and info["anchor"].endswith("count 1")
+    env.step("bad")
+    *_, info = env.step("go")
+    assert info["anchor"].endswith("count 2")
+
+
+def test_the_default_image_anchor_hashes_the_pixels_and_their_shape():
+    from crash_env import CrashEnv
+
+    class Blinking(CrashEnv):
+        image_shape = (2, 3)
+
+        def _image(self) -> np.ndarray:
+            return np.full((2, 3, 3), self.count % 2, dtype=np.uint8)
+
+    env = Blinking()
+    _, info = env.reset(seed=0)
+    dark = info["anchor"]
+    assert dark.startswith("image:") and len(dark) == len("image:") + 32
+    *_, lit = env.step("go")
+    *_, dark_again = env.step("go")
+    assert lit["anchor"] != dark == dark_again["anchor"]
+    image = np.zeros((2, 3, 3), dtype=np.uint8)
+    assert env._anchor({"text": "", "image": image}) == dark
+    assert env._anchor({"text": "", "image": image.reshape(3, 2, 3)}) != dark  # same bytes, another shape
+    varied = np.arange(18, dtype=np.uint8).reshape(2, 3, 3)
+    assert env._anchor({"text": "", "image": np.asfortranarray(varied)}) == env._anchor({"text": "", "image": varied})
+
+
+def test_the_contract_check_catches_a_leaking_or_empty_anchor():
+    from crash_env import CrashEnv
+
+    from seed_envs.testing import check_rejections_keep_the_anchor, check_seed_env
+
+    class Leaking(CrashEnv):
+        def _anchor(self, obs):
+            return obs["text"]  # shows the rejection message
+
+    class Empty(CrashEnv):
+        def _anchor(self, obs):
+            return ""
+
+    check_rejections_keep_the_anchor(CrashEnv())
+    with pytest.raises(AssertionError, match="changed info\\['anchor'\\]"):
+        check_rejections_keep_the_anchor(Leaking())
+    with pytest.raises(AssertionError, match="non-empty str"):
+        check_seed_env(Empty())

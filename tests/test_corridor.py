@@ -54,3 +54,29 @@ def test_a_policy_that_ignores_the_observation_wins_at_most_half_of_the_evaluate
 def test_max_distance_is_checked():
     with pytest.raises(ValueError, match="max_distance"):
         CorridorEnv(max_distance=0)
+
+
+def test_the_anchor_is_where_the_exit_is_without_the_feedback():
+    env = gym.make("seed/Corridor-v0")
+    _, info = env.reset(options={"split": "train", "index": 2})  # exit 2 cells to the left
+    assert info["anchor"] == "The exit is 2 cells to the left."
+    obs, _, _, _, info = env.step("forward")  # rejected: the anchor stays
+    assert not info["action_valid"] and info["anchor"] == "The exit is 2 cells to the left."
+    obs, _, _, _, info = env.step("left")
+    assert obs["text"].startswith("One cell closer.") and info["anchor"] == "The exit is 1 cell to the left."
+    # another episode of the task, reaching the same cell after a rejected action, shares the anchor
+    env.reset(options={"split": "train", "index": 2})
+    env.step("up")
+    *_, info2 = env.step("left.")
+    assert info2["anchor"] == info["anchor"]
+
+
+def test_the_end_of_an_episode_has_an_anchor_of_its_own():
+    env = gym.make("seed/Corridor-v0")
+    _, before = env.reset(options={"split": "train", "index": 2})
+    *_, terminated, _, lost = env.step("right")  # a dead end: the distance is unchanged
+    assert terminated and lost["anchor"] != before["anchor"]
+    env.reset(options={"split": "train", "index": 2})
+    env.step("left")
+    *_, terminated, _, won = env.step("left")
+    assert terminated and won["won"] and len({won["anchor"], lost["anchor"], before["anchor"]}) == 3

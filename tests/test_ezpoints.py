@@ -132,3 +132,43 @@ def test_image_shows_the_cards_and_the_formula():
     after, *_ = env.step(first)
     assert not np.array_equal(other["image"], after["image"])  # the formula is drawn
     assert first in after["text"]
+
+
+def _dealt(mode: str = "text", **kwargs) -> EZPointsEnv:
+    env = EZPointsEnv(observation_mode=mode, **kwargs)
+    env.reset(options={"split": "valid_seen", "index": 0})
+    env.cards = (Card("H", "7"), Card("S", "5"))
+    return env
+
+
+def _anchors(env: EZPointsEnv, actions: list[str]) -> list[str]:
+    return [env.step(action)[-1]["anchor"] for action in actions]
+
+
+@pytest.mark.parametrize("mode", ["image", "text", "both"])
+def test_anchor_is_the_cards_and_the_formula(mode):
+    env = _dealt(mode)
+    anchors = _anchors(env, ["7", "+", "5"])
+    assert anchors == [
+        'cards H7 S5; formula ["7"]',
+        'cards H7 S5; formula ["7", "+"]',
+        'cards H7 S5; formula ["7", "+", "5"]',
+    ]
+    assert _anchors(env, ["="]) == ['cards H7 S5; formula ["7", "+", "5"]; submitted']
+
+
+def test_the_same_formula_by_another_path_has_the_same_anchor():
+    first = _dealt("image")
+    direct = _anchors(first, ["7", "+"])
+    second = _dealt("image")
+    obs, *_, info = second.step("9")  # not on the cards: rejected, the formula stays empty
+    assert not info["action_valid"] and "Invalid action" in obs["text"]
+    detour = _anchors(second, ["7", "7", "+"])  # the second 7 is rejected too
+    assert detour == [direct[0], direct[0], direct[1]]
+    assert _anchors(_dealt("text"), ["5", "+"]) != direct[:2]  # another formula, another state
+
+
+def test_with_upstream_penalties_an_invalid_number_changes_the_state_and_the_anchor():
+    env = _dealt("text", upstream_penalties=True)
+    (anchor,) = _anchors(env, ["9"])
+    assert anchor == 'cards H7 S5; formula [" "]' and env.formula == [" "]

@@ -1,4 +1,4 @@
-"""Learning tests: GRPO and SEED must solve ``seed/Corridor-v0`` with a tiny model, in seconds.
+"""Learning tests: GRPO, GiGPO and SEED (over either) must solve ``seed/Corridor-v0`` with a tiny model, in seconds.
 
 The corridor's optimal policy is known (say the side the observation names), and a policy that
 ignores the observation wins under a third of the tasks. The tiny random model first learns the
@@ -100,5 +100,21 @@ def test_grpo_solves_the_corridor(format_tuned_model, tmp_path):
 def test_seed_with_oracle_skills_solves_the_corridor(format_tuned_model, tmp_path):
     before, after, metrics = learn(format_tuned_model, tmp_path, "algo=seed", "analyzer=scripted", "lambda_opd=0.5")
     assert all(m["opd_rows"] > 0 for m in metrics)  # the distillation term took part in every update
+    assert after >= TARGET, (before, after, [round(m["success"], 2) for m in metrics])
+    assert before < 0.6
+
+
+def test_gigpo_solves_the_corridor(format_tuned_model, tmp_path):
+    before, after, metrics = learn(format_tuned_model, tmp_path, "advantage=gigpo")
+    assert all(m["anchored_step_share"] > 0 for m in metrics)  # the step term had states to compare
+    assert after >= TARGET, (before, after, [round(m["success"], 2) for m in metrics])
+    assert before < 0.6
+
+
+def test_seed_over_gigpo_solves_the_corridor(format_tuned_model, tmp_path):
+    before, after, metrics = learn(
+        format_tuned_model, tmp_path, "algo=seed", "analyzer=scripted", "lambda_opd=0.5", "advantage=gigpo"
+    )
+    assert all(m["opd_rows"] > 0 and m["anchored_step_share"] > 0 for m in metrics)
     assert after >= TARGET, (before, after, [round(m["success"], 2) for m in metrics])
     assert before < 0.6

@@ -106,6 +106,29 @@ def test_empty_and_huge_search_queries(env):
     assert info["action_valid"] is False and "limit" in obs["text"]
 
 
+def test_anchor_is_the_last_information_block_or_the_question(env):
+    obs, info = env.reset(options={"split": "valid_seen", "index": 0})
+    question = info["anchor"]
+    assert question == obs["text"] and info["task"] in question
+    obs, *_, info = env.step("no tags")  # an invalid turn: the message is not the state
+    assert obs["text"] == INVALID_ACTION_MESSAGE and info["anchor"] == question
+    hop = env.unwrapped.expert_plan()[0]
+    obs, *_, info = env.step(hop)
+    found = info["anchor"]
+    assert found == obs["text"] and found.startswith("\n\n<information>") and found != question
+    # The same search after another one, in a second episode: the same state.
+    env.reset(options={"split": "valid_seen", "index": 0})
+    *_, info = env.step("<search> an unrelated query about rivers </search>")
+    assert info["anchor"] not in (question, found)
+    *_, info = env.step(hop)
+    assert info["anchor"] == found
+    obs, *_, info = env.step("<answer> x </answer>")  # the observation is empty; the anchor is not
+    assert obs["text"] == "" and info["anchor"] == "answered: 'x'"
+    env.reset(options={"split": "valid_seen", "index": 0})
+    *_, info = env.step("<answer> y </answer>")
+    assert info["anchor"] == "answered: 'y'"
+
+
 def test_step_batch_makes_one_retriever_call(seed_cache):
     retriever = CountingRetriever()
     envs = [gym.make("seed/SearchQA-v0", dataset="world-easy", retriever=retriever) for _ in range(5)]

@@ -168,3 +168,42 @@ def test_a_cap_on_solution_moves_keeps_short_rooms_and_names_them_in_task_ids():
     assert len(env.unwrapped.expert_plan()) <= 2
     with pytest.raises(ValueError, match="max_solution_moves"):
         RoomConfig(max_solution_moves=-1)
+
+
+@pytest.mark.parametrize("mode", ["image", "text", "both", "positions"])
+def test_anchor_is_the_room_state_whatever_the_path_and_the_mode(mode):
+    env = SokobanEnv(observation_mode=mode)
+    env.reset(seed=0)
+    env.room = _corridor()
+    start = env.room.to_text()
+    _, _, _, _, info = env.step("left")  # walk away: a new state
+    assert info["anchor"] == env.room.to_text() != start
+    walked = info["anchor"]
+    obs, _, _, _, info = env.step("up")  # blocked by the wall: a valid move that changes nothing
+    assert info["action_valid"] and "blocked" in obs["text"] and info["anchor"] == walked
+    obs, _, _, _, info = env.step("jump")  # rejected: the anchor keeps the state, not the message
+    assert not info["action_valid"] and info["anchor"] == walked
+    obs, _, _, _, info = env.step("right")  # back to the start cell, no box moved
+    assert info["anchor"] == start and "You moved right." in obs["text"]
+    _, _, _, _, info = env.step("right")  # push the box onto the target: another state
+    assert info["anchor"] not in (start, walked) and "*" in info["anchor"]
+
+
+def test_two_episodes_reaching_the_same_room_by_different_paths_share_an_anchor():
+    env = gym.make("seed/Sokoban-v0", observation_mode="image")
+    for index in range(20):
+        obs, info = env.reset(options={"split": "valid_seen", "index": index})
+        start, room = info["anchor"], env.unwrapped.room
+        for there, back in (("left", "right"), ("right", "left"), ("up", "down"), ("down", "up")):
+            env.reset(options={"split": "valid_seen", "index": index})
+            *_, info = env.step(there)
+            moved = env.unwrapped.room
+            if moved.player == room.player or moved.boxes != room.boxes:
+                continue  # blocked, or pushed a box: this path does not come back
+            assert info["anchor"] != start
+            obs2, *_, info = env.step(back)
+            if env.unwrapped.room.player != room.player:
+                continue
+            assert info["anchor"] == start and obs2["text"] != obs["text"]  # the feedback differs
+            return
+    pytest.fail("no room among 20 where the player can walk away and back")

@@ -193,3 +193,59 @@ def test_splits(data_dir):
     goals = len(env.data.goals)
     assert env.task_count("train") == goals - 500
     assert env.task_count("valid_seen") == env.task_count("valid_unseen") == 500
+
+
+def _plan_with_options(env) -> tuple[str, list[str], int]:
+    """A train goal whose product has options to pick: its task id, its expert plan and the index
+    in the plan of the click that opens the product's page."""
+    for index in range(40):
+        _, info = env.reset(options={"split": "train", "index": index})
+        plan = env.unwrapped.expert_plan()
+        if plan is None:
+            continue
+        pages = [env.step(action)[-1]["page"] for action in plan[:-1]]  # all but "buy now"
+        opened = pages.index("item_page")
+        if opened + 2 < len(plan):  # an option before "buy now"
+            return info["task_id"], plan, opened
+    pytest.fail("no train goal among 40 with options to pick")
+
+
+def test_anchor_is_the_page_plus_the_chosen_options(data_dir):
+    env = make(data_dir)
+    task_id, plan, opened = _plan_with_options(env)  # [search, (next >)*, product, option..., buy now]
+    _, info = env.reset(options={"task_id": task_id})
+    anchors = [info["anchor"]]
+    for action in plan[: opened + 2]:
+        obs, *_, info = env.step(action)
+        anchors.append(info["anchor"])
+    item_page, with_option = anchors[-2], anchors[-1]
+    assert item_page == obs["text"]  # the text mode shows no chosen option...
+    assert with_option.startswith(obs["text"] + "\nChosen options: ")  # ...the anchor does
+    assert len(set(anchors)) == len(anchors)  # every step reached a new state
+
+    # The same task by another path: a rejected click, a detour through a sub-page.
+    _, info = env.reset(options={"task_id": task_id})
+    assert info["anchor"] == anchors[0]
+    for action in plan[: opened + 1]:
+        *_, info = env.step(action)
+    *_, info = env.step("click[no such thing]")
+    assert not info["action_valid"] and info["anchor"] == item_page
+    *_, info = env.step("click[description]")
+    assert info["anchor"] != item_page
+    *_, info = env.step("click[< prev]")
+    assert info["anchor"] == item_page
+    *_, info = env.step(plan[opened + 1])
+    assert info["anchor"] == with_option
+
+
+@pytest.mark.parametrize("mode", ["text_rich", "html"])
+def test_anchor_does_not_depend_on_the_observation_mode(data_dir, mode):
+    text, other = make(data_dir), make(data_dir, observation_mode=mode)
+    task_id, plan, _ = _plan_with_options(text)
+    for env in (text, other):
+        env.reset(options={"task_id": task_id})
+    for action in plan:
+        obs, *_, info = text.step(action)
+        obs_other, *_, info_other = other.step(action)
+        assert info_other["anchor"] == info["anchor"]
+    assert obs_other["text"] != obs["text"]

@@ -1,8 +1,8 @@
 """Build ``h_skill`` from ``h``: the same prompt with a skill inserted.
 
 - the episode skill goes right after the task line (section ``task``);
-- the skill for the current step, if the skill has one, goes right before the final
-  instruction (section ``instruction``).
+- the skill for the current step, if the skill has one, goes after the episode skill and the
+  history, right before the current turn (section ``observation``).
 
 Nothing else changes: same system message, same example turns, same prefill. So
 ``h`` and ``h_skill`` end with the same tokens, and the action tokens sampled under
@@ -34,7 +34,7 @@ def inject(h: ChatPrompt, skill: SkillResult | None, step: int | None = None) ->
     h_skill = h.insert_after("task", Section("skill", f"{EPISODE_SKILL_HEADER}\n{skill.episode_skill}"))
     step_text = skill.for_step(step) if isinstance(step, int) else None
     if step_text:
-        h_skill = h_skill.insert_before("instruction", Section("step_skill", f"{STEP_SKILL_HEADER} {step_text}"))
+        h_skill = h_skill.insert_before("observation", Section("step_skill", f"{STEP_SKILL_HEADER} {step_text}"))
     return h_skill
 
 

@@ -22,7 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from seed_envs.core import SeedEnv, TaskStart, Transition, check_split, indexed_task_id, parse_indexed_task_id
+from seed_envs.core import (
+    Observation,
+    SeedEnv,
+    TaskStart,
+    Transition,
+    check_split,
+    indexed_task_id,
+    parse_indexed_task_id,
+)
 from seed_envs.spaces import quote_action
 
 TASK_PREFIX = "corridor"
@@ -104,6 +112,12 @@ class CorridorEnv(SeedEnv):
 
     def expert_plan(self) -> list[str] | None:
         return None if self.lost else [self.side] * self.distance
+
+    def _anchor(self, obs: Observation) -> str:
+        """Where the exit is, without the feedback of the last step ("One cell closer."); once the
+        episode is over, the text that ended it (a dead end keeps the distance, so its where-text
+        would be the state the losing step was taken from)."""
+        return self._state_text if self._episode_over else self._where()
 
     # --------------------------------------------------------- rendering
     def _where(self) -> str:

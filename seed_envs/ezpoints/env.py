@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
 import numpy as np
 
-from seed_envs.core import SeedEnv, TaskStart, Transition, check_split, indexed_task_id, parse_indexed_task_id
+from seed_envs.core import (
+    Observation,
+    SeedEnv,
+    TaskStart,
+    Transition,
+    check_split,
+    indexed_task_id,
+    parse_indexed_task_id,
+)
 from seed_envs.ezpoints.cards import NUMBER_TOKENS, TARGET, TOKENS, Card, evaluate, solution
 from seed_envs.ezpoints.generate import deal_for
 from seed_envs.ezpoints.render import CANVAS, render_frame
@@ -59,6 +68,7 @@ class EZPointsEnv(SeedEnv):
         self.cards: tuple[Card, Card] | None = None
         self.formula: list[str] = []
         self.used_numbers: list[int] = []
+        self.submitted = False
 
     # ------------------------------------------------------------- tasks
     def task_count(self, split: str) -> int | None:
@@ -70,6 +80,7 @@ class EZPointsEnv(SeedEnv):
     def _start_task(self, task_id: str, rng: np.random.Generator) -> TaskStart:
         split, index = parse_indexed_task_id(task_id, TASK_PREFIX)
         self.cards, self.formula, self.used_numbers = deal_for(split, index), [], []
+        self.submitted = False
         return TaskStart(text=self._describe("New cards are dealt."), task=TASK, split=split, extra_info=self._extra())
 
     # --------------------------------------------------------------- play
@@ -108,6 +119,7 @@ class EZPointsEnv(SeedEnv):
         return Transition(text=self._describe(message), reward=reward, action_valid=False, extra_info=self._extra())
 
     def _submit(self) -> Transition:
+        self.submitted = True
         value = evaluate(self.formula)
         won = value == TARGET and len(self.used_numbers) == 2
         if won:
@@ -134,6 +146,15 @@ class EZPointsEnv(SeedEnv):
         plan = solution(self.cards)
         done = len(self.formula)
         return plan[done:] if self.formula == plan[:done] else None
+
+    def _anchor(self, obs: Observation) -> str:
+        """The cards and the formula's tokens (and whether it was submitted), in every observation
+        mode; the text's feedback line ("You added 5.") is left out. With ``upstream_penalties``
+        an invalid number appends a blank token, which changes the state and so the anchor."""
+        assert self.cards is not None
+        faces = " ".join(card.face for card in self.cards)
+        submitted = "; submitted" if self.submitted else ""
+        return f"cards {faces}; formula {json.dumps(self.formula)}{submitted}"
 
     # --------------------------------------------------------- rendering
     def _extra(self) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 
-from seed_envs.core import SPLITS, SeedEnv, TaskStart, Transition
+from seed_envs.core import SPLITS, Observation, SeedEnv, TaskStart, Transition
 from seed_envs.searchqa.data import QARecord
 from seed_envs.searchqa.protocol import (
     INVALID_ACTION_MESSAGE,
@@ -73,6 +73,7 @@ class SearchQAEnv(SeedEnv):
         self.topk = check_topk(topk)
         self._record: QARecord | None = None
         self._searches = 0
+        self._answer: str | None = None
         self._prefetched: dict[str, list[Doc]] = {}
         self._requested_split: str | None = None
 
@@ -110,6 +111,7 @@ class SearchQAEnv(SeedEnv):
         else:
             raise KeyError(f"unknown task_id {task_id!r} for dataset {self.source.name!r}")
         self._searches = 0
+        self._answer = None
         self._prefetched.clear()
         record = self._record
         return TaskStart(
@@ -136,6 +138,7 @@ class SearchQAEnv(SeedEnv):
                 extra_info={"turn": "search", "query": turn.content, "doc_ids": [d.id for d in docs]},
             )
         prediction = extract_answer(turn.kept_text)
+        self._answer = prediction
         scores = score_answer(prediction, self._record.golden_answers)
         won = scores["em"] == 1.0
         return Transition(
@@ -151,6 +154,13 @@ class SearchQAEnv(SeedEnv):
                 "golden_answers": list(self._record.golden_answers),
             },
         )
+
+    def _anchor(self, obs: Observation) -> str:
+        """The last information block (the instruction with the question before any search), as
+        the default has it; once answered (when the observation is empty, as upstream), the answer."""
+        if self._episode_over:
+            return f"answered: {self._answer!r}"
+        return self._state_text
 
     def expert_plan(self) -> list[str] | None:
         """Search for each hop (the world's own queries, else the question), then answer a gold answer."""

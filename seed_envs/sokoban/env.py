@@ -7,7 +7,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from seed_envs.core import SeedEnv, TaskStart, Transition, check_split, indexed_task_id, parse_indexed_task_id
+from seed_envs.core import (
+    Observation,
+    SeedEnv,
+    TaskStart,
+    Transition,
+    check_split,
+    indexed_task_id,
+    parse_indexed_task_id,
+)
 from seed_envs.sokoban.generate import RoomConfig, generate_room
 from seed_envs.sokoban.render import render_room
 from seed_envs.sokoban.room import ACTIONS, LEGEND, Room
@@ -126,6 +134,13 @@ class SokobanEnv(SeedEnv):
 
     def expert_plan(self) -> list[str] | None:
         return None if self.room is None else solve(self.room)
+
+    def _anchor(self, obs: Observation) -> str:
+        """The room's grid (walls, targets, boxes and the player), in every observation mode: it
+        identifies the state as exactly as the image and is cheaper, and the text's feedback
+        line ("You moved left.") is left out."""
+        assert self.room is not None
+        return self.room.to_text()
 
     # --------------------------------------------------------- rendering
     def _describe(self, feedback: str) -> str:

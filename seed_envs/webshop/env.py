@@ -26,6 +26,7 @@ from seed_envs.extras import require_extra
 require_extra("webshop", "rapidfuzz", "bm25s", "Stemmer", "jinja2", what="seed/WebShop-v0")
 
 from seed_envs.core import (  # noqa: E402
+    Observation,
     SeedEnv,
     TaskStart,
     Transition,
@@ -35,7 +36,7 @@ from seed_envs.core import (  # noqa: E402
 )
 from seed_envs.webshop.data import TEST_GOALS, WebShopData, shared_data  # noqa: E402
 from seed_envs.webshop.nouns import get_type_matcher  # noqa: E402
-from seed_envs.webshop.render import OBSERVATION_MODES, render  # noqa: E402
+from seed_envs.webshop.render import OBSERVATION_MODES, options_json, render  # noqa: E402
 from seed_envs.webshop.reward import fuzzy_token_set_ratio  # noqa: E402
 from seed_envs.webshop.search import shared_engine  # noqa: E402
 from seed_envs.webshop.site import Session  # noqa: E402
@@ -151,6 +152,15 @@ class WebShopEnv(SeedEnv):
             extra_info=self._extra({"reward_parts": purchase.parts, "purchased_asin": self.session.asin,
                                     "purchased_options": dict(self.session.options)}),
         )  # fmt: skip
+
+    def _anchor(self, obs: Observation) -> str:
+        """The page as the ``text`` mode shows it, plus the options chosen (which that text does not
+        show, though they decide what ``click[buy now]`` buys), in every observation mode: the
+        ``text_rich`` marks of visited products are history, HTML is long, and the browser env's
+        screenshot is not needed to tell pages apart. Invalid actions change neither."""
+        assert self.session is not None
+        page = render(self.session, "text")
+        return f"{page}\nChosen options: {options_json(self.session.options)}" if self.session.options else page
 
     def _page(self) -> str:
         assert self.session is not None

@@ -45,7 +45,8 @@ def grpo_advantages(
     if normalize_std:
         squares = torch.zeros(groups, dtype=torch.float64).index_add_(0, index, centred**2)
         std = torch.sqrt(squares / (count - 1).clamp(min=1))
-        centred = centred / (std[index] + eps)
+        # a tied group (and a group of one) keeps its exact zeros, whatever eps
+        centred = torch.where(centred == 0, centred, centred / (std[index] + eps))
     return centred.to(torch.float32)
 
 

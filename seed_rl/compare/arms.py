@@ -1,5 +1,5 @@
-"""The arms of ``seed compare``: GRPO, SEED and SEED's ablations, each a set of config overrides
-on one shared config, and how each is evaluated."""
+"""The arms of ``seed compare``: GRPO, GiGPO, SEED (over either advantage) and SEED's ablations,
+each a set of config overrides on one shared config, and how each is evaluated."""
 
 from __future__ import annotations
 
@@ -20,14 +20,25 @@ class Arm:
     label: str = ""
 
 
-_LAMBDA0 = ("algo=seed", "sft=true", "analyzer=self", "skills=on-policy", "lambda_opd=0")
+_SEED = ("algo=seed", "sft=true", "analyzer=self", "skills=on-policy", "advantage=grpo")
+_LAMBDA0 = (*_SEED, "lambda_opd=0")
 #: The arms. "seed-scripted" is a diagnostic (oracle skills), never the SEED row.
 ARMS: dict[str, Arm] = {
-    "grpo": Arm(("algo=grpo", "sft=false")),
-    "seed": Arm(("algo=seed", "sft=true", "analyzer=self", "skills=on-policy", "lambda_opd=0.01")),
-    "seed-no-sft": Arm(("algo=seed", "sft=false", "analyzer=self", "skills=on-policy")),
-    "seed-frozen-analyzer": Arm(("algo=seed", "sft=true", "analyzer=frozen-initial", "skills=on-policy")),
-    "seed-static-library": Arm(("algo=seed", "sft=true", "analyzer=self", "skills=static-library")),
+    "grpo": Arm(("algo=grpo", "advantage=grpo", "sft=false")),
+    "gigpo": Arm(("algo=grpo", "advantage=gigpo", "sft=false")),
+    "seed": Arm((*_SEED, "lambda_opd=0.01")),
+    "seed-gigpo": Arm(
+        ("algo=seed", "sft=true", "analyzer=self", "skills=on-policy", "advantage=gigpo", "lambda_opd=0.01")
+    ),
+    "seed-step-skills": Arm(
+        (*_SEED, "lambda_opd=0.01", "step_skills=true"),
+        label="seed-step-skills (SEED with skills for its critical steps too)",
+    ),
+    "seed-no-sft": Arm(("algo=seed", "sft=false", "analyzer=self", "skills=on-policy", "advantage=grpo")),
+    "seed-frozen-analyzer": Arm(
+        ("algo=seed", "sft=true", "analyzer=frozen-initial", "skills=on-policy", "advantage=grpo")
+    ),
+    "seed-static-library": Arm(("algo=seed", "sft=true", "analyzer=self", "skills=static-library", "advantage=grpo")),
     "seed-lambda0": Arm(_LAMBDA0),
     "skill-prompt": Arm(
         _LAMBDA0,
@@ -36,7 +47,7 @@ ARMS: dict[str, Arm] = {
         label="skill-prompt (seed-lambda0's policy with its own skills in the prompt)",
     ),
     "seed-scripted": Arm(
-        ("algo=seed", "sft=false", "analyzer=scripted", "skills=on-policy"),
+        ("algo=seed", "sft=false", "analyzer=scripted", "skills=on-policy", "advantage=grpo"),
         label="seed-scripted (diagnostic: oracle skills, not SEED)",
     ),
 }

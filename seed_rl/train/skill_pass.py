@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -188,6 +188,24 @@ def write_skills(
     return skills, report
 
 
+def keep_critical_steps(skill: SkillResult | None, spreads: dict[int, float], k: int) -> SkillResult | None:
+    """SEED's critical-step skills: ``skill`` with its step skills kept for at most ``k`` steps.
+
+    ``spreads`` maps each step of the trajectory that shares its anchor state with other steps of
+    its group to the spread of the returns from that state (:meth:`~seed_rl.algo.gigpo.StepCredit.spreads`).
+    Kept: the analyzer's step skills at the steps of largest spread (ties: the earlier step), in
+    step order; a step whose state no other step shared is not kept. Where no step of the
+    trajectory shares its state, the analyzer's own choice stands: its first ``k`` step skills."""
+    if not isinstance(skill, Skill) or not skill.step_skills:
+        return skill
+    if not spreads:
+        kept = skill.step_skills[:k]
+    else:
+        ranked = sorted((s for s in skill.step_skills if s[0] in spreads), key=lambda s: (-spreads[s[0]], s[0]))
+        kept = tuple(sorted(ranked[:k]))
+    return replace(skill, step_skills=tuple(kept))
+
+
 def add_to_library(library: SkillLibrary, episodes: Sequence[Episode], skills: Sequence[SkillResult | None]) -> int:
     """Keep every parsed skill of this batch in ``library`` (the static-library ablation); returns how many."""
     added = 0
@@ -232,11 +250,12 @@ def teacher_logprobs(
     max_prompt_tokens: int,
     temperature: float,
     show_progress: bool = False,
-) -> dict[int, torch.Tensor]:
+) -> dict[int, tuple[torch.Tensor, bool]]:
     """The teacher pass: ``log pi(a | h_skill)`` of the sampled action tokens of every step whose
     episode has a skill (``places[i]`` is train row ``i``'s (episode, step)), scored by the
-    current policy without gradient. Returns them by train row; rows without a skill are absent.
-    Under FSDP a process with no skill row still takes part in the (empty) pass."""
+    current policy without gradient. Returns them by train row, each with whether its ``h_skill``
+    carried a step skill; rows without a skill are absent. Under FSDP a process with no skill row
+    still takes part in the (empty) pass."""
     prompts = teacher_prompts(episodes, skills, count_tokens=learner.count_tokens, max_prompt_tokens=max_prompt_tokens)
     chosen = [i for i, place in enumerate(places) if place in prompts]
     rows = []
@@ -248,7 +267,10 @@ def teacher_logprobs(
     with bar(len(rows), "teacher", show_progress) as progress:
         scored = learner.logprobs(rows, grad=False, temperature=temperature)
         progress.update(len(rows))
-    return {i: lp.float() for i, lp in zip(chosen, scored, strict=True)}
+    return {
+        i: (lp.float(), "step_skill" in prompts[places[i]].section_names())
+        for i, lp in zip(chosen, scored, strict=True)
+    }
 
 
 def low_parse_rate_warning(report: SkillReport, model: str) -> str | None:

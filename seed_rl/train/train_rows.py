@@ -87,7 +87,7 @@ def train_rows(
                     episode=e,
                     score=ScoreRow(ids, list(row.token_ids), vision, states=reusable_states(row, ids)),
                     old_logp=sampler,
-                    advantage=batch.advantages[e],
+                    advantage=batch.step_advantages[e][s],
                     sampler_logp=sampler,
                     old_from_pass=passes.rescores and not passes.rescore_pass,
                 )
@@ -106,8 +106,8 @@ def train_rows(
                 temperature=passes.temperature,
                 show_progress=show_progress,
             )
-            for i, lp in teacher.items():
-                rows[i].skill_logp = lp
+            for i, (lp, with_step_skill) in teacher.items():
+                rows[i].skill_logp, rows[i].step_skill = lp, with_step_skill
     if passes.rescore_pass:  # only the rows the update trains need the learner's old log-probs
         trained = [row for row in rows if trains(row, losses)]
         with timer("rescore"):

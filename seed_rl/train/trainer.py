@@ -72,6 +72,7 @@ from seed_rl.train.skill_pass import (
     SkillReport,
     add_to_library,
     external_analyzer,
+    keep_critical_steps,
     low_parse_rate_warning,
     write_skills,
 )
@@ -80,7 +81,7 @@ from seed_rl.train.train_rows import RowPasses, drop_frozen_states, train_rows
 from seed_rl.train.update import LossSettings, TrainRow, optimize, trains
 from seed_rl.train.update_batch import (
     UpdateBatch,
-    grpo_batch,
+    advantage_batch,
     merge_batches,
     skill_log_rows,
     slowest_seconds,
@@ -282,10 +283,10 @@ class Trainer:
         cfg, u, timer = self.cfg, self.update_index, PhaseTimer()
         with timer("rollout"):
             episodes = self.rollout(u)  # 1. rollout
-        batch = grpo_batch(episodes, cfg)  # 2. rewards and advantages
+        batch = advantage_batch(episodes, cfg)  # 2. rewards and advantages (GRPO or GiGPO)
         if cfg.algo == "seed":
             with timer("analysis"):
-                batch.skills, batch.skill_report = self.analyze(episodes, u)  # 3. hindsight skills
+                batch.skills, batch.skill_report = self.analyze(batch, u)  # 3. hindsight skills
         # 4. teacher pass under h_skill (SEED), and old and reference log-probs where the run needs them
         batch.rows = train_rows(
             self.learner, batch, self.losses, self.row_passes, timer, show_progress=self.show_progress
@@ -393,11 +394,12 @@ class Trainer:
             )
 
     # ------------------------------------------------- 3. hindsight skills
-    def analyze(self, episodes: list[Episode], u: int) -> tuple[list[SkillResult | None], SkillReport]:
+    def analyze(self, batch: UpdateBatch, u: int) -> tuple[list[SkillResult | None], SkillReport]:
         """One hindsight skill per episode (:func:`~seed_rl.train.skill_pass.write_skills`) from the
         run's analyzer: the scripted annotator, the static library once built, or a policy (the
-        current one, the initial one, or an external server)."""
-        cfg = self.cfg
+        current one, the initial one, or an external server). With ``step_skills``, each keeps its
+        step skills at its critical steps only (:func:`~seed_rl.train.skill_pass.keep_critical_steps`)."""
+        cfg, episodes = self.cfg, batch.episodes
         if cfg.analyzer == "scripted":
             source = "scripted"
         elif cfg.skills == "static-library" and u >= cfg.library_updates:
@@ -419,6 +421,10 @@ class Trainer:
                 count_tokens=lambda text: len(self.policy.tokenizer(text, add_special_tokens=False)["input_ids"]),
                 on_analyzed=progress.update,
             )
+        # the paper's setting keeps episode skills only; step_skills keeps those of the critical steps
+        spreads = batch.credit.spreads() if cfg.step_skills and batch.credit else [{}] * len(skills)
+        limit = cfg.max_step_skills if cfg.step_skills else 0
+        skills = [keep_critical_steps(s, spreads[i], limit) for i, s in enumerate(skills)]
         warning = low_parse_rate_warning(report, cfg.model) if cfg.analyzer != "scripted" else None
         if warning:
             print(f"warning (update {u + 1}): {warning}", flush=True)

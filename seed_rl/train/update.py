@@ -54,6 +54,8 @@ class TrainRow:
     old_from_pass: bool = False
     #: ``old_logp`` holds the learner's log-probs (re-scored, or from the pass), not the sampler's.
     old_is_learners: bool = False
+    #: The teacher's ``h_skill`` carried a step skill besides the episode skill.
+    step_skill: bool = False
 
     @property
     def tokens(self) -> int:

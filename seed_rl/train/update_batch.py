@@ -14,6 +14,7 @@ import torch
 
 from seed_agent.skills import Skill, SkillResult
 from seed_rl.algo.advantages import grpo_advantages
+from seed_rl.algo.gigpo import StepCredit, gigpo_advantages, step_credit
 from seed_rl.config import TrainConfig
 from seed_rl.rollout import Episode
 from seed_rl.train.collapse import action_metrics
@@ -27,7 +28,11 @@ class UpdateBatch:
 
     episodes: list[Episode]
     rewards: list[float]
-    advantages: list[float]
+    #: Per episode, per step: the advantage on the step's action tokens (GRPO: the episode's
+    #: ``A``, on every step alike; GiGPO: ``A_E + w * A_S``).
+    step_advantages: list[list[float]]
+    #: GiGPO's step returns, anchor-state groups and ``A_S`` (where the run uses them).
+    credit: StepCredit | None = None
     skills: list[SkillResult | None] = field(default_factory=list)
     skill_report: SkillReport | None = None
     rows: list[TrainRow] = field(default_factory=list)
@@ -44,11 +49,30 @@ def outcome_reward(episode: Episode, kind: str) -> float:
     return episode.score + penalties
 
 
-def grpo_batch(episodes: list[Episode], cfg: TrainConfig) -> UpdateBatch:
-    """The update batch of a rollout: each episode's outcome reward and its GRPO advantage."""
+def advantage_batch(episodes: list[Episode], cfg: TrainConfig) -> UpdateBatch:
+    """The update batch of a rollout: each episode's outcome reward and each step's advantage, GRPO's
+    (``advantage=grpo``) or GiGPO's (``advantage=gigpo``). GiGPO's step credit is also computed
+    where critical-step skills need its anchor-state groups (``step_skills=true``)."""
     rewards = [outcome_reward(e, cfg.reward) for e in episodes]
-    advantages = grpo_advantages(rewards, [e.group for e in episodes], normalize_std=cfg.normalize_std).tolist()
-    return UpdateBatch(episodes, rewards, advantages)
+    groups = [e.group for e in episodes]
+    credit = None
+    if cfg.advantage == "gigpo" or (cfg.algo == "seed" and cfg.step_skills):
+        credit = step_credit(
+            groups,
+            [[row.reward for row in e.rows] for e in episodes],
+            [[row.anchor for row in e.rows] for e in episodes],
+            gamma=cfg.gamma,
+            normalize_std=cfg.normalize_std,
+        )
+    if cfg.advantage == "gigpo":
+        assert credit is not None
+        steps = gigpo_advantages(
+            rewards, groups, credit, step_weight=cfg.step_advantage_w, normalize_std=cfg.normalize_std
+        )
+    else:
+        episode = grpo_advantages(rewards, groups, normalize_std=cfg.normalize_std).tolist()
+        steps = [[a] * len(e.rows) for a, e in zip(episode, episodes, strict=True)]
+    return UpdateBatch(episodes, rewards, steps, credit)
 
 
 def merge_reports(reports: Sequence[SkillReport | None]) -> SkillReport | None:
@@ -73,18 +97,35 @@ def merge_batches(parts: Sequence[UpdateBatch]) -> UpdateBatch:
     batch, as one process would have numbered them; the parts themselves are not changed."""
     if len(parts) == 1:
         return parts[0]
-    whole = UpdateBatch(episodes=[], rewards=[], advantages=[])
+    whole = UpdateBatch(episodes=[], rewards=[], step_advantages=[])
     for part in parts:
         offset = len(whole.episodes)
         for episode in part.episodes:
             rows = [replace(row, episode=row.episode + offset) for row in episode.rows]
             whole.episodes.append(replace(episode, index=episode.index + offset, rows=rows))
         whole.rewards += part.rewards
-        whole.advantages += part.advantages
+        whole.step_advantages += part.step_advantages
         whole.skills += part.skills
         whole.rows += [replace(row, episode=row.episode + offset) for row in part.rows]
     whole.skill_report = merge_reports([p.skill_report for p in parts])
+    whole.credit = merge_credit([p.credit for p in parts])
     return whole
+
+
+def merge_credit(parts: Sequence[StepCredit | None]) -> StepCredit | None:
+    """One step credit over every process's episodes (anchor ids kept apart: each process has its
+    own groups)."""
+    present = [c for c in parts if c is not None]
+    if not present:
+        return None
+    returns, ids, sizes, advantages, offset = [], [], [], [], 0
+    for credit in present:
+        returns += credit.returns
+        ids += [[a + offset for a in steps] for steps in credit.anchor_ids]
+        sizes += credit.anchor_sizes
+        advantages += credit.step_advantages
+        offset += 1 + max((a for steps in credit.anchor_ids for a in steps), default=-1)
+    return StepCredit(returns=returns, anchor_ids=ids, anchor_sizes=sizes, step_advantages=advantages)
 
 
 def slowest_seconds(parts: Sequence[dict[str, float]]) -> dict[str, float]:
@@ -124,9 +165,15 @@ def update_metrics(
         "tokens_scored": tokens_scored + teacher_tokens,
         "tokens_scored_teacher": teacher_tokens,
         "opd_rows": sum(r.skill_logp is not None for r in batch.rows),
+        "opd_step_skill_share": _share(
+            sum(r.step_skill for r in batch.rows), sum(r.skill_logp is not None for r in batch.rows)
+        ),
         **action_metrics(rows),
     }
     out.update(stats)
+    if batch.credit is not None:  # GiGPO's effective signal: steps that share their state with others
+        out["anchored_step_share"] = batch.credit.anchored_share
+        out["step_advantage_abs_mean"] = batch.credit.mean_abs_step_advantage
     if batch.skill_report is not None:
         out.update(batch.skill_report.metrics())
         out["tokens_generated"] += batch.skill_report.generated_tokens
@@ -159,5 +206,11 @@ def skill_log_rows(batch: UpdateBatch, update: int) -> list[dict[str, Any]]:
             "parsed": parsed,
         }
         row["skill" if parsed else "reason"] = skill.episode_skill if parsed else skill.reason
+        if parsed and skill.step_skills:
+            row["step_skills"] = [[step, text] for step, text in skill.step_skills]
         rows.append(row)
     return rows
+
+
+def _share(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0

@@ -143,7 +143,7 @@ def test_inject_places_skills_and_changes_nothing_else():
     h_skill = inject(h, skill)
     names = h_skill.section_names()
     assert names[names.index("task") + 1] == "skill"
-    assert names[names.index("instruction") - 1] == "step_skill"
+    assert names[names.index("observation") - 1] == "step_skill"
     assert h_skill.system == h.system and h_skill.examples == h.examples and h_skill.prefill == h.prefill
     assert [m["content"] for m in h_skill.messages()[:-1]] == [m["content"] for m in h.messages()[:-1]]
     # h_skill is h plus exactly the inserted blocks
