@@ -12,6 +12,17 @@ env's task manifest (seed_rl/manifests/, the tasks ``seed eval`` plays); the unt
 plays them too. With several training seeds an arm's success is the mean over seeds with
 Student's 95% interval. Writes ``comparison.md``, ``comparison.json`` and ``comparison.png``
 in ``--out``.
+
+Runs trained elsewhere (separate ``seed train`` jobs, torchrun on other machines), once finished:
+
+    seed compare --runs runs/grpo-s0 runs/grpo-s1 runs/seed-s0 runs/seed-s1 --eval-episodes 32
+
+Each folder's arm is named from its algorithm keys (the arm whose overrides they match, else the
+folder's name); runs of one arm with different seeds are its training seeds. Every budget key but
+``seed`` must be equal (``--force``: the table says which differ); each final policy and the
+untrained model then play the same tasks as above (an evaluation a folder holds on them is
+reused). ``--runs`` takes none of ``--config``, ``--arms``, ``--train-seeds``,
+``--data-fractions`` or overrides.
 """
 
 from __future__ import annotations
@@ -29,9 +40,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "compare", help=doc.splitlines()[0], description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--config", default="demo", help="the base config (a file or a shipped name)")
+    parser.add_argument("--config", default=None, help="the base config (a file or a shipped name; default: demo)")
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="overrides applied to every arm")
-    parser.add_argument("--arms", nargs="+", default=["grpo", "seed"], choices=list(ARMS))
+    parser.add_argument("--arms", nargs="+", default=None, choices=list(ARMS), help="default: grpo seed")
+    parser.add_argument(
+        "--runs", nargs="+", default=None, metavar="DIR", help="compare these finished seed train runs; train nothing"
+    )
     parser.add_argument("--out", default="runs/compare", help="folder of the arms' runs and the outputs")
     parser.add_argument(
         "--train-seeds", type=int, nargs="+", default=None, help="one run per arm and seed (default: the config's seed)"
@@ -40,9 +54,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--data-fractions",
         type=float,
         nargs="+",
-        default=[1.0],
+        default=None,
         metavar="F",
-        help="train each arm on the first F of the train tasks (train_tasks=N sets the pool of a procedural split)",
+        help="train each arm on the first F of the train tasks (default: 1; train_tasks=N sets the pool of a "
+        "procedural split)",
     )
     parser.add_argument(
         "--eval-episodes", type=int, default=32, help="the first N tasks of each split's manifest (as seed eval)"
@@ -56,11 +71,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--eval-seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--eval-splits", nargs="+", default=["valid_unseen"], choices=SPLITS)
-    parser.add_argument("--force", action="store_true", help="compare arms whose budgets differ (the table says so)")
+    parser.add_argument(
+        "--force", action="store_true", help="compare arms (or runs) whose budgets differ (the table says so)"
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from seed_rl.compare.collect import evaluate_run, plan_collected
     from seed_rl.compare.comparison import evaluate_untrained, manifest_indices, plan_runs, run_arm, write_outputs
     from seed_rl.config import ConfigError
     from seed_rl.evaluate.manifests import ManifestError
@@ -69,9 +87,19 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.eval_every < 0:
             raise ConfigError(f"--eval-every {args.eval_every} is not allowed; give N >= 1, or 0 for no curve")
-        planned, differing = plan_runs(
-            args.arms, args.config, args.overrides, out, args.train_seeds, args.data_fractions, force=args.force
-        )
+        if args.runs is not None:
+            planned, differing = plan_collected(refuse_training_options(args), force=args.force)
+        else:
+            fractions = args.data_fractions or [1.0]
+            planned, differing = plan_runs(
+                args.arms or ["grpo", "seed"],
+                args.config or "demo",
+                args.overrides,
+                out,
+                args.train_seeds,
+                fractions,
+                force=args.force,
+            )
         first = planned[0][1]
         splits = list(dict.fromkeys(args.eval_splits))
         tasks = {split: manifest_indices(first, args.eval_episodes, split) for split in splits}
@@ -81,8 +109,9 @@ def run(args: argparse.Namespace) -> int:
     seeds = tuple(args.eval_seeds)
     print(f"== untrained {first.model} on {args.eval_episodes} tasks of {', '.join(splits)} of {first.env}", flush=True)
     untrained = evaluate_untrained(first, tasks, seeds, out)
+    evaluate = evaluate_run if args.runs is not None else run_arm
     try:
-        results = [run_arm(name, cfg, tasks, seeds, args.eval_every) for name, cfg in planned]
+        results = [evaluate(name, cfg, tasks, seeds, args.eval_every) for name, cfg in planned]
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -90,3 +119,25 @@ def run(args: argparse.Namespace) -> int:
     print(write_outputs(out, untrained, results, differing))
     print(f"\nwrote {out / 'comparison.md'}, {out / 'comparison.png'} and {out / 'comparison.json'}")
     return 0
+
+
+def refuse_training_options(args: argparse.Namespace) -> list[str]:
+    """The ``--runs`` folders; raises, naming them, where training mode's options are given too."""
+    from seed_rl.config import ConfigError
+
+    given = [
+        option
+        for option, value in (
+            ("--config", args.config),
+            ("--arms", args.arms),
+            ("--train-seeds", args.train_seeds),
+            ("--data-fractions", args.data_fractions),
+        )
+        if value is not None
+    ] + list(args.overrides)
+    if given:
+        raise ConfigError(
+            f"--runs compares finished runs as they were trained; it takes none of training mode's --config, "
+            f"--arms, --train-seeds, --data-fractions or KEY=VALUE overrides (given: {', '.join(given)})"
+        )
+    return args.runs

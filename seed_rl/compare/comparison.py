@@ -134,11 +134,15 @@ def plan_runs(
     return planned, differing
 
 
-def check_budgets(configs: dict[str, TrainConfig], force: bool = False) -> list[str]:
-    """The budget keys on which the arms differ; raises unless ``force`` (then the table says so)."""
+def check_budgets(
+    configs: dict[str, TrainConfig], force: bool = False, keys: Sequence[str] = BUDGET_KEYS, what: str = "arms"
+) -> list[str]:
+    """The ``keys`` (by default every budget key) on which the configs differ; raises unless ``force``
+    (then the table says so), naming each differing key with every config's value, by name: the
+    arms' names, or ``what`` else (``seed compare --runs``: the run folders)."""
     differing = []
     first = next(iter(configs.values())).to_dict()
-    for key in BUDGET_KEYS:
+    for key in keys:
         if any(cfg.to_dict()[key] != first[key] for cfg in configs.values()):
             differing.append(key)
     if differing and not force:
@@ -146,7 +150,7 @@ def check_budgets(configs: dict[str, TrainConfig], force: bool = False) -> list[
             f"{key}: " + ", ".join(f"{name}={cfg.to_dict()[key]!r}" for name, cfg in configs.items())
             for key in differing
         )
-        raise ConfigError(f"the arms' budgets differ ({values}); equalise them or pass --force")
+        raise ConfigError(f"the {what}' budgets differ ({values}); equalise them or pass --force")
     return differing
 
 
@@ -167,13 +171,14 @@ def run_arm(
     eval_seeds: tuple[int, ...],
     eval_every: int = 0,
 ) -> ArmResult:
-    """Train one run of arm ``name`` (or resume it, or reuse it when finished), then evaluate its
-    final policy on every split of ``eval_tasks``. ``eval_every`` > 0: also after every that many
+    """Train one run of arm ``name`` (or resume it, or reuse it when finished; ``seed compare --runs``:
+    a run's folder name where no arm matches), then evaluate its final policy on every split of
+    ``eval_tasks`` (or reuse the evaluation the run holds on them). ``eval_every`` > 0: also after every that many
     updates, on the first split (success against episodes consumed), kept in
     ``evaluation_curve.json``; a finished run reused keeps the points it has."""
     from seed_rl.train.trainer import Trainer  # torch: imported when an arm runs, so `seed --help` stays instant
 
-    arm = ARMS[name]
+    skill_prompt = name in ARMS and ARMS[name].skill_prompt  # a run compared by folder name plays with none
     run = Path(cfg.run_dir)
     resume = (run / "config.yaml").is_file()
     done = read_metrics(run) if resume else []
@@ -189,10 +194,10 @@ def run_arm(
             if eval_every and trainer.update_index % eval_every == 0 and trainer.update_index < cfg.updates:
                 curve.add(trainer)
         stamp = {"tasks": eval_tasks, "seeds": list(eval_seeds), "updates": trainer.update_index}
-        saved = run / ("evaluation_skill_prompt.json" if arm.skill_prompt else "evaluation.json")
+        saved = run / ("evaluation_skill_prompt.json" if skill_prompt else "evaluation.json")
         evaluation = json.loads(saved.read_text(encoding="utf-8")) if saved.is_file() else {}
         if any(evaluation.get(k) != v for k, v in stamp.items()):  # new weights or other tasks: evaluate again
-            skills = _run_skills(run) if arm.skill_prompt else None
+            skills = _run_skills(run) if skill_prompt else None
             by_split = {
                 split: trainer.evaluate(split, tasks, seeds=eval_seeds, skills=skills).summary()
                 for split, tasks in eval_tasks.items()
