@@ -7,9 +7,12 @@
    (so no pass starts from the sampler's states below the trained layers) (:data:`NAIVE`).
    Seconds per phase, peak RSS of each path, and the ratio.
 2. **SEED against GRPO** (``seed``): from the default path's rollout, the GRPO update and the SEED
-   update (analysis, teacher pass, update) from the same starting weights. SEED is timed as it
-   runs (only parsed skills get a teacher pass) and with every episode given a skill (the scripted
-   annotator's, where the policy's did not parse), the cost once Stage 1 works.
+   update (analysis, teacher pass, update) from the same starting weights, after Stage 1 (as SEED
+   runs; its adapter is cached after the first run, whose seconds and parse rates are reported;
+   ``--no-stage1`` skips it). SEED is timed as it runs (only parsed skills get a teacher pass) and
+   with every episode given a skill (the scripted annotator's, where the policy's did not parse).
+   Each phase is also given as a ratio against GRPO's update (everything after the rollout), and
+   the analyzer's tokens per second against the rollout's.
 3. **Batched sampling** (``sampling``): one ``generate`` over 8 envs' prompts against 8 calls of one.
 
 Model: SmolLM2-135M if fetched (``seed models fetch smollm2``), else the tiny random model.
@@ -118,6 +121,7 @@ def naive_against_default(default: Trainer, episodes: list[Episode], rollout: fl
 
 def seed_against_grpo(trainer: Trainer, episodes: list[Episode], rollout: float, rounds: int) -> dict:
     """Section 2: the GRPO update against SEED's, from the same weights, on one rollout batch."""
+    rollout_tokens = sum(len(r.token_ids) for e in episodes for r in e.rows)
     start_state = (trainer.learner.trainable_state(), trainer.learner.optimizer.state_dict())
     started = time.perf_counter()
     skills, skill_report = trainer.analyze(advantage_batch(episodes, trainer.cfg), 0)
@@ -153,9 +157,27 @@ def seed_against_grpo(trainer: Trainer, episodes: list[Episode], rollout: float,
         seconds = [f"{phases.get(p, 0.0):.1f}" for p in PHASES]
         table.append([name, f"{rollout:.1f}", *seconds, f"{total:.1f}", f"{total / grpo_total:.2f}x"])
     print(markdown_table(["update", "rollout", *PHASES, "total s", "vs grpo"], table))
+    grpo_update = sum(variants["grpo"].values())
+    ratios = []
+    for name, phases in variants.items():
+        cells = [f"{phases.get(p, 0.0) / grpo_update:.2f}" for p in PHASES]
+        ratios.append([name, *cells, f"{sum(phases.values()) / grpo_update:.2f}x"])
+    print("\nEach phase against GRPO's update (everything after the rollout):")
+    print(markdown_table(["update", *PHASES, "update vs grpo's"], ratios))
+    analyzer_rate = skill_report.generated_tokens / analysis if analysis else 0.0
+    rollout_rate = rollout_tokens / rollout
+    print(
+        f"analyzer: {skill_report.generated_tokens} tokens in {analysis:.1f} s ({analyzer_rate:.1f}/s) against the "
+        f"rollout's {rollout_tokens} in {rollout:.1f} s ({rollout_rate:.1f}/s): {analyzer_rate / rollout_rate:.2f}x; "
+        f"parse rate {skill_report.parse_rate:.2f}",
+        flush=True,
+    )
     return {
         "variants": {name: {"rollout": rollout, **phases} for name, phases in variants.items()},
+        "update_vs_grpo": {name: sum(phases.values()) / grpo_update for name, phases in variants.items()},
         "skill_parse_rate": skill_report.parse_rate,
+        "analyzer_tokens_per_s": analyzer_rate,
+        "rollout_tokens_per_s": rollout_rate,
     }
 
 
@@ -190,6 +212,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="timed repeats of each SEED/GRPO variant (median)")
     parser.add_argument("--sections", default=",".join(SECTIONS), help=f"comma-separated: {', '.join(SECTIONS)}")
     parser.add_argument("--model", default=None, help="default: smollm2 if fetched, else tiny-random")
+    parser.add_argument("--no-stage1", action="store_true", help="SEED without Stage 1 (its analyzer rarely parses)")
     parser.add_argument("--out", default="runs/bench_train.json")
     args = parser.parse_args()
     sections = args.sections.split(",")
@@ -208,10 +231,16 @@ def main() -> None:
         f"threads={args.threads}",
         "max_new_tokens=8",
     ]
-    cfg = load_config(base[0], [*base[1:], "algo=seed", f"run_dir={Path(tempfile.mkdtemp()) / 'bench'}"])
+    stage1 = "sft=false" if args.no_stage1 else "sft=true"
+    cfg = load_config(base[0], [*base[1:], "algo=seed", stage1, f"run_dir={Path(tempfile.mkdtemp()) / 'bench'}"])
     trainer = Trainer(cfg)
     report: dict = {"model": model, "dtype": trainer.cfg.dtype, "tasks": args.tasks, "group": args.group}
     report["max_steps"] = args.max_steps
+    if trainer.stage1_report is not None:
+        report["stage1"] = {
+            k: trainer.stage1_report.get(k) for k in ("seconds", "cached", "parse_rate_before", "parse_rate_after")
+        }
+        print(f"Stage 1: {report['stage1']}", flush=True)
     episodes, rollout = timed_rollout(trainer)
     steps = sum(len(e.rows) for e in episodes)
     print(f"rollout ({trainer.cfg.dtype}): {len(episodes)} episodes, {steps} steps, {rollout:.1f} s", flush=True)

@@ -9,6 +9,8 @@ learn nothing useful: they exercise every code path of sampling, scoring and tra
 from __future__ import annotations
 
 import functools
+import json
+from pathlib import Path
 
 import torch
 
@@ -35,6 +37,8 @@ SPECIAL_TOKENS = [
 ]
 
 
+#: Fixed texts of the tiny tokenizer's corpus (the analyzer prompts as they were first written).
+CORPUS_FILE = Path(__file__).resolve().parent / "tiny_tokenizer_corpus.json"
 #: The envs whose prompts the tiny tokenizer is trained on. Fixed, so that a new env's prompt does
 #: not change the tiny model's vocabulary (and with it every tiny-random run and checkpoint).
 TOKENIZER_ENVS = ("seed/ALFWorld-v0", "seed/WebShop-v0", "seed/SearchQA-v0", "seed/Sokoban-v0", "seed/EZPoints-v0")
@@ -42,17 +46,14 @@ TOKENIZER_ENVS = ("seed/ALFWorld-v0", "seed/WebShop-v0", "seed/SearchQA-v0", "se
 
 def _corpus() -> list[str]:
     from seed_agent.prompts import PromptBuilder, prompt_spec
-    from seed_agent.skills import analyzer_prompt
-    from seed_agent.trajectory import StepRecord, Trajectory
 
     texts = []
     for env in TOKENIZER_ENVS:
         for style in ("think", "act"):
             prompt = PromptBuilder(prompt_spec(env), style=style).build("find the goal", "You see a room.", ["look"])
             texts.append(prompt.render())
-    for won in (True, False):
-        step = StepRecord("You see a room.", "<action>look</action>", "look", valid=won)
-        texts.append(analyzer_prompt(Trajectory("env", "find the goal", steps=[step], won=won)).render())
+    # the analyzer prompts as first written: editing the analyzer prompt leaves the vocabulary as it is
+    texts += json.loads(CORPUS_FILE.read_text(encoding="utf-8"))["analyzer_prompts"]
     texts.append('{"episode_summary": "...", "episode_skill": "...", "step_skills": [{"step": 1, "skill": "..."}]}')
     return texts * 4
 

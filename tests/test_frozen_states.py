@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from seed_agent.policies.base import SamplingParams  # noqa: E402
-from seed_agent.policies.engine.frozen_states import FrozenStates, row_states  # noqa: E402
+from seed_agent.policies.engine.frozen_states import FrozenStates, decoder_stack, row_states  # noqa: E402
 from seed_agent.prompts import PromptBuilder, prompt_spec  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
 from seed_rl.train.learner import Learner, LoraSettings, ScoreRow  # noqa: E402
@@ -127,3 +127,38 @@ def test_states_are_kept_only_when_asked_and_within_their_room(top_layer_learner
     assert all(c.frozen_states is None for c in second)
     with policy.keeping_frozen_states(one_batch - 1):
         assert all(c.frozen_states is None for c in policy.generate(prompts, sampling=sampling))
+
+
+def test_states_from_the_frozen_layers_alone_match_the_full_pass(top_layer_learner, monkeypatch):
+    """Stage 1 trains each pair several times: its states below the trained layer come from one pass
+    over the frozen layers only (which stops there), and every pass from them matches the full one."""
+    learner = top_layer_learner
+    policy = learner.policy
+    completions = sampled(policy, n=4, seed=5)
+    entered = []
+    top = decoder_stack(learner.model).layers[1]
+    handle = top.register_forward_hook(lambda *_: entered.append(1))  # after the layer ran
+    try:
+        states = policy.states_of([c.prompt_token_ids for c in completions], [c.token_ids for c in completions])
+    finally:
+        handle.remove()
+    assert not entered  # the pass stopped below the trained layer
+    for state, c in zip(states, completions, strict=True):
+        assert len(state) == len(c.prompt_token_ids) + len(c.token_ids) - 1
+        assert (state.own - c.frozen_states.span(0)).abs().max() < 1e-5  # what sampling kept
+    rows = [ScoreRow(c.prompt_token_ids, c.token_ids, states=s) for c, s in zip(completions, states, strict=True)]
+    learner.optimizer.zero_grad(set_to_none=True)
+    torch.cat(learner.logprobs(rows, grad=True)).sum().backward()
+    grad_states = {n: p.grad.detach().clone() for n, p in learner.model.named_parameters() if p.requires_grad}
+    learner.optimizer.zero_grad(set_to_none=True)
+    full, grad_full = logprobs_and_grad(learner, completions, with_states=False)
+    reused = learner.logprobs(rows, grad=False)
+    for a, b in zip(reused, full, strict=True):
+        assert (a - b).abs().max() < 1e-5
+    scale = max(g.abs().max() for g in grad_full.values())
+    for name, g in grad_full.items():
+        assert (grad_states[name] - g).abs().max() < 1e-5 * scale, name
+
+
+def test_no_states_without_frozen_layers():
+    assert tiny_random_policy(seed=1).states_of([[1, 2, 3]], [[4, 5]]) is None

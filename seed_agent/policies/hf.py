@@ -243,6 +243,14 @@ class TransformersPolicy:
         token_lp = torch.log_softmax(logits, dim=-1).gather(-1, targets[..., None])[..., 0]
         return [token_lp[row, token_lp.shape[1] - len(c) :] for row, c in enumerate(completions)]
 
+    def states_of(
+        self, prompt_ids: Sequence[Sequence[int]], completions: Sequence[Sequence[int]]
+    ) -> list[FrozenStates] | None:
+        """The rows' hidden states below the first trained layer, from a pass over the frozen
+        layers only (:meth:`GenerationEngine.states_of`): passes over them may then start there.
+        None where no layer is frozen."""
+        return self.engine.states_of(prompt_ids, completions)
+
     def _score_from_states(
         self,
         stack: Any,

@@ -1,8 +1,10 @@
 """The analyzer prompt: a finished trajectory in, a request for one hindsight skill out.
 
-The prompt shows the task, whether the episode succeeded, and every step (observation,
-the agent's reply where it says more than its action, the action, and whether it was valid;
-long lines an earlier step already showed, such as a legend, are not repeated). It asks for a JSON object::
+The prompt starts with what every analysis shares (the style rules and the answer's JSON keys), so
+that a batch of analyses computes it once, as a shared prefix. Then it shows the task, whether the
+episode succeeded, and every step (observation, the agent's reply where it says more than its
+action, the action, and whether it was valid; long lines an earlier step already showed, such as
+a legend, are not repeated), and ends with the outcome's request. It asks for a JSON object::
 
     {"episode_summary": "...", "episode_skill": "...",
      "step_skills": [{"step": 3, "skill": "..."}]}        # step_skills optional
@@ -45,15 +47,15 @@ STYLE_RULES = (
     '(for example "Before you ..., check ..."; "When you see ..., do ..."). Do not narrate the '
     "episode in the past tense. Keep the episode skill under 80 words and each step skill under 40 words."
 )
-#: What ``episode_skill`` must hold, by outcome (won -> text).
+#: What ``episode_skill`` must hold, by outcome (won -> text): said at the end, with the request.
 EPISODE_SKILL_WHAT = {
-    True: "the reusable workflow for this kind of task",
-    False: "the avoidance rule, naming the mistake and its warning signs",
+    True: "The episode skill is the reusable workflow for this kind of task.",
+    False: "The episode skill is the avoidance rule, naming the mistake and its warning signs.",
 }
 JSON_REQUEST = (
     "Answer with one JSON object with these keys:\n"
     '- "episode_summary": one or two sentences on what happened;\n'
-    '- "episode_skill": {episode_skill};\n'
+    '- "episode_skill": the skill the request at the end asks for;\n'
     '- "step_skills" (optional): a list of {"step": <step number>, "skill": "<instruction>"} for the '
     "steps where a specific decision mattered.\n"
     'Example: {"episode_summary": "...", "episode_skill": "...", "step_skills": [{"step": 2, "skill": "..."}]}'
@@ -62,9 +64,11 @@ JSON_REQUEST = (
 EPISODE_ONLY_JSON_REQUEST = (
     "Answer with one JSON object with these keys:\n"
     '- "episode_summary": one or two sentences on what happened;\n'
-    '- "episode_skill": {episode_skill}.\n'
+    '- "episode_skill": the skill the request at the end asks for.\n'
     'Example: {"episode_summary": "...", "episode_skill": "..."}'
 )
+#: Bumped when the prompt changes: Stage 1 adapters trained on another prompt are not reused.
+ANALYZER_PROMPT_VERSION = 2
 #: A reply prefill that starts the JSON object (helps small models keep the format).
 JSON_PREFILL = '{"episode_summary": "'
 
@@ -78,7 +82,8 @@ def analyzer_prompt(
     step_skills: bool = True,
     prefill: str = "",
 ) -> ChatPrompt:
-    """The analyzer's prompt for ``trajectory``; ``visual`` shows an image placeholder per step
+    """The analyzer's prompt for ``trajectory`` (sections ``format``, the same for every trajectory,
+    then ``task``, ``trajectory`` and the outcome's ``request``); ``visual`` shows an image placeholder per step
     that had an image (fill them with the step images, in order). ``step_skills=False`` asks
     for the episode skill only; ``prefill`` starts the reply (e.g. :data:`JSON_PREFILL`)."""
     outcome = "SUCCESS" if trajectory.won else "FAILURE"
@@ -99,13 +104,13 @@ def analyzer_prompt(
         block.append(f"Action: {step.action if step.action is not None else '(none parsed)'} [{validity}]")
         lines.append("\n".join(block))
     steps_text = "\n\n".join(lines) if lines else "(the episode has no steps)"
-    request = JSON_REQUEST if step_skills else EPISODE_ONLY_JSON_REQUEST
-    sections = (
+    answer_format = JSON_REQUEST if step_skills else EPISODE_ONLY_JSON_REQUEST
+    request = SUCCESS_REQUEST if trajectory.won else FAILURE_REQUEST
+    sections = (  # what every analysis shares first: computed once for a batch (a shared prefix)
+        Section("format", f"{STYLE_RULES}\n\n{answer_format}"),
         Section("task", header),
         Section("trajectory", f"Trajectory:\n{steps_text}"),
-        Section("request", SUCCESS_REQUEST if trajectory.won else FAILURE_REQUEST),
-        Section("style", STYLE_RULES),
-        Section("instruction", request.replace("{episode_skill}", EPISODE_SKILL_WHAT[trajectory.won])),
+        Section("request", f"{request} {EPISODE_SKILL_WHAT[trajectory.won]}"),
     )
     return ChatPrompt(
         system=ANALYZER_SYSTEM, sections=sections, prefill=prefill, meta={"env": trajectory.env, "analyzer": True}

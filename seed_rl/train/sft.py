@@ -34,6 +34,7 @@ from seed_agent.agent import AgentStep, LLMAgent
 from seed_agent.policies.hf import TransformersPolicy
 from seed_agent.prompts import PromptBuilder
 from seed_agent.skills import Skill
+from seed_agent.skills.analyzer import ANALYZER_PROMPT_VERSION
 from seed_agent.skills.annotate import annotate, skill_json
 from seed_agent.skills.quality import mentions_trajectory
 from seed_envs.files import atomic_write_text
@@ -135,6 +136,7 @@ def stage1_key(cfg: TrainConfig) -> str:
     for key, default in (("train_tasks", 0), ("train_fraction", 1.0)):  # keys added later: only when set,
         if getattr(cfg, key) != default:  # so that adapters cached before them keep their keys
             settings[key] = getattr(cfg, key)
+    settings["analyzer_prompt"] = ANALYZER_PROMPT_VERSION  # adapters of an earlier prompt are not reused
     blob = json.dumps(settings, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -295,6 +297,11 @@ def fit(learner: Learner, policy: TransformersPolicy, pairs: list[tuple[Any, str
     for (ids, vision), (_, target) in zip(learner.encode([p for p, _ in pairs]), pairs, strict=True):
         target_ids = tokenizer(target + end, add_special_tokens=False)["input_ids"]
         rows.append(ScoreRow(ids, target_ids, vision))
+    if cfg.reuse_frozen_states and not any(r.vision for r in rows):
+        # the layers below LoRA's never change: their states are computed once, not once per epoch
+        states = policy.states_of([r.prompt_ids for r in rows], [r.token_ids for r in rows])
+        if states is not None:
+            rows = [replace(r, states=s) for r, s in zip(rows, states, strict=True)]
     rng = np.random.default_rng([cfg.seed, 77])
     losses = []
     steps = cfg.sft_epochs * -(-len(rows) // PAIRS_PER_STEP)

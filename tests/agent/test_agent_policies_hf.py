@@ -232,3 +232,29 @@ def test_each_sampled_token_reports_the_entropy_of_its_distribution(tiny_llama_p
         log_p = torch.log_softmax(logits[start + t] / temperature, dim=-1)
         by_hand = float(-(log_p.exp() * log_p).sum())
         assert reported == pytest.approx(by_hand, abs=1e-3)
+
+
+@pytest.mark.parametrize("visual", [False, True])
+def test_greedy_rows_that_stop_leave_the_batch_without_changing_the_others(tiny_llama_policy, tiny_vl_policy, visual):
+    policy = tiny_vl_policy if visual else tiny_llama_policy
+    h = visual_prompts(3) if visual else prompts(4, style="act")
+    images = [[f] for f in frames(3)] if visual else None
+    greedy = SamplingParams(temperature=0, max_new_tokens=16)
+    free = policy.generate(h, images=images, sampling=greedy)
+    # end rows at different steps: each row's own token at a different position becomes an end token
+    ends = {c.token_ids[2 + 3 * i] for i, c in enumerate(free[:2])}
+    engine = policy.engine
+    saved = engine.eos_ids
+    runs = {}
+    try:
+        engine.eos_ids = frozenset(saved | ends)
+        for prune in (False, True):
+            engine.prune_finished = prune
+            runs[prune] = policy.generate(h, images=images, sampling=greedy)
+    finally:
+        engine.eos_ids, engine.prune_finished = saved, True
+    lengths = {len(c.token_ids) for c in runs[True]}
+    assert len(lengths) > 1  # rows really stopped at different steps (so rows left the batch)
+    for pruned, kept in zip(runs[True], runs[False], strict=True):
+        assert pruned.token_ids == kept.token_ids and pruned.finish_reason == kept.finish_reason
+        assert pruned.logprobs == pytest.approx(kept.logprobs, abs=1e-5)

@@ -58,6 +58,10 @@ def test_analyzer_prompt_success_and_failure():
             assert key in text
         assert "imperative" in text and IMAGE_PLACEHOLDER not in text
     assert "SUCCESS" in ok and "workflow" in ok and "avoidance rule" not in ok
+    # every analysis starts with the same section, so a batch computes it once (a shared prefix)
+    first = [analyzer_prompt(trajectory(won)).sections[0] for won in (True, False)]
+    assert first[0] == first[1] and first[0].name == "format" and "episode_skill" in first[0].text
+    assert ok.startswith(first[0].text) and bad.startswith(first[0].text)
     assert "FAILURE" in bad and "core mistake" in bad and "warning signs" in bad and "avoidance rule" in bad
 
 

@@ -80,6 +80,8 @@ class GenerationEngine:
         self.frozen_layers = 0
         #: Within :meth:`keeping_frozen_states`, the bytes of states sampling may still keep.
         self.states_room: int | None = None
+        #: Greedy decoding drops a row from the batch once it stops (the others decode without it).
+        self.prune_finished = True
         #: Shared prefixes already computed, within :meth:`reusing_prefixes` (else None).
         self.prefix_store: PrefixStore | None = None
         params = inspect.signature(model.forward).parameters
@@ -256,6 +258,33 @@ class GenerationEngine:
             return None
         return decoder_stack(self.model)
 
+    @torch.no_grad()
+    def states_of(
+        self, prompt_ids: Sequence[Sequence[int]], completions: Sequence[Sequence[int]]
+    ) -> list[FrozenStates] | None:
+        """Each row's hidden states entering layer ``frozen_layers``, as sampling keeps them
+        (:class:`FrozenStates` of ``prompt + completion[:-1]``), from a pass over the frozen layers
+        only: the pass stops where the first trained layer begins. For rows trained more than once
+        (Stage 1's epochs), so that every pass with gradient starts there. Rows of
+        8 at a time; every row whole (no shared prefix). None where no layer is frozen (or the
+        model's stack does not allow a pass from a middle layer)."""
+        stack = self.frozen_stack([{}])
+        if stack is None:
+            return None
+        sequences = [list(p) + list(c[:-1]) for p, c in zip(prompt_ids, completions, strict=True)]
+        empty = torch.zeros((0, stack.config.hidden_size), dtype=stack.head.weight.dtype, device=self.device)
+        out = []
+        for start in range(0, len(sequences), 8):
+            chunk = sequences[start : start + 8]
+            batch = self.batch(chunk, [{} for _ in chunk])
+            first_trained = stack.layers[self.frozen_layers]
+            with capture_inputs(first_trained) as seen, _stopping_at(first_trained):
+                self.forward(batch, logits_to_keep=1, use_cache=False)
+            hidden = seen[0]
+            for row, seq in enumerate(chunk):
+                out.append(FrozenStates(self.frozen_layers, empty, hidden[row, hidden.shape[1] - len(seq) :].clone()))
+        return out
+
     # ---------------------------------------------------------- sampling
     def generate_batch(
         self, ids: Sequence[Sequence[int]], vision: Sequence[dict], sampling: SamplingParams, generator: Any
@@ -267,7 +296,10 @@ class GenerationEngine:
         distinct = distinct_rows(ids) if not any(vision) else (list(range(size)), None)
         with contextlib.ExitStack() as scope:
             seen = scope.enter_context(capture_inputs(stack.layers[self.frozen_layers])) if stack else None
-            tokens, logprobs, entropies, finish = self._decode(ids, vision, prefix, distinct, sampling, generator)
+            prune = self.prune_finished and sampling.greedy and seen is None
+            tokens, logprobs, entropies, finish = self._decode(
+                ids, vision, prefix, distinct, sampling, generator, prune=prune
+            )
         states: list[FrozenStates | None] = [None] * size
         if stack and (not prefix.length or prefix.states is not None):
             sources = distinct[1]  # (the prompts' pass ran once per distinct prompt)
@@ -318,11 +350,13 @@ class GenerationEngine:
         return output.logits[index, -1, :], cache, batch
 
     def _decode(
-        self, ids, vision, prefix: SharedPrefix, distinct, sampling: SamplingParams, generator
+        self, ids, vision, prefix: SharedPrefix, distinct, sampling: SamplingParams, generator, prune: bool = False
     ) -> tuple[list[list[int]], list[list[float]], list[list[float]], list[str]]:
         """The rows' prefill after ``prefix`` and the decode loop of :meth:`generate_batch`: each
         row's sampled tokens, their log-probs, the entropy of each token's distribution, and why
-        it stopped ("" while running)."""
+        it stopped ("" while running). With ``prune``, a row that stops leaves the batch (its cache
+        rows are dropped), so the rest decode without it; only where that changes no draw (greedy)
+        and no hidden states are being kept per position."""
         size, temperature = len(ids), sampling.logprob_temperature
         tokens: list[list[int]] = [[] for _ in range(size)]
         logprobs: list[list[float]] = [[] for _ in range(size)]
@@ -332,31 +366,40 @@ class GenerationEngine:
         logits, cache, batch = self._prefill(ids, vision, prefix, distinct)
         next_pos = batch.position_ids[..., -1:] + 1
         mask = batch.attention_mask
+        live = list(range(size))  # the rows in the batch's tensors, in order
         for step in range(sampling.max_new_tokens):
             logits = logits.float()
+            previous = [tokens[row] for row in live]
             chosen = sample_tokens(
-                self._sampleable(penalise_repeats(logits, tokens, sampling.repetition_penalty)), sampling, generator
+                self._sampleable(penalise_repeats(logits, previous, sampling.repetition_penalty)), sampling, generator
             )
             log_p = torch.log_softmax(logits / temperature, dim=-1)
             lp = log_p.gather(-1, chosen[:, None])[:, 0]
             entropy = -(log_p.exp() * log_p).nan_to_num().sum(dim=-1)
-            for row in range(size):
+            for i, row in enumerate(live):
                 if finish[row]:
                     continue
-                token = int(chosen[row])
+                token = int(chosen[i])
                 tokens[row].append(token)
-                logprobs[row].append(float(lp[row]))
-                entropies[row].append(float(entropy[row]))
+                logprobs[row].append(float(lp[i]))
+                entropies[row].append(float(entropy[i]))
                 if token in self.eos_ids:
                     finish[row] = "eos"
                 elif sampling.stop and self._hits_stop(tokens[row], sampling.stop, stop_tail):
                     finish[row] = "stop"
             if all(finish) or step == sampling.max_new_tokens - 1:
                 break
+            if prune and any(finish[row] for row in live):
+                keep = [i for i, row in enumerate(live) if not finish[row]]
+                index = torch.tensor(keep, device=chosen.device)
+                cache.batch_select_indices(index)
+                mask, chosen = mask[index], chosen[index]
+                next_pos = next_pos.index_select(-2, index)  # (rows, 1), or (3, rows, 1) with M-RoPE
+                live = [live[i] for i in keep]
             feed = chosen.clone()
-            for row in range(size):
+            for i, row in enumerate(live):
                 if finish[row]:
-                    feed[row] = self.pad_id
+                    feed[i] = self.pad_id
             mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
             batch.attention_mask = mask
             output = self.forward(batch, 1, cache=cache, input_ids=feed[:, None], position_ids=next_pos)
@@ -377,6 +420,27 @@ class GenerationEngine:
     def _hits_stop(self, tokens: list[int], stop: Sequence[str], tail_tokens: int) -> bool:
         tail = self.decode(tokens[-tail_tokens:])
         return any(s in tail for s in stop)
+
+
+class _Stop(Exception):
+    """Raised to end a forward pass at a layer (:func:`_stopping_at`)."""
+
+
+@contextlib.contextmanager
+def _stopping_at(layer: torch.nn.Module) -> Iterator[None]:
+    """Within the context, a forward pass ends where it would enter ``layer`` (after the hooks
+    registered before this one, e.g. :func:`capture_inputs`, have seen its input)."""
+
+    def stop(_module: Any, _args: tuple, _kwargs: dict) -> None:
+        raise _Stop
+
+    handle = layer.register_forward_pre_hook(stop, with_kwargs=True)
+    try:
+        yield
+    except _Stop:
+        pass
+    finally:
+        handle.remove()
 
 
 def distinct_rows(ids: Sequence[Sequence[int]]) -> tuple[list[int], list[int] | None]:
