@@ -176,13 +176,12 @@ def test_each_step_trains_on_its_own_gigpo_advantage(tmp_path):
     rows = train_rows(trainer.learner, batch, trainer.losses, trainer.row_passes, PhaseTimer())
     trainer.close()
     groups = [e.group for e in episodes]
-    credit = step_credit(
-        groups, [[r.reward for r in e.rows] for e in episodes], [[r.anchor for r in e.rows] for e in episodes],
-        gamma=cfg.gamma, normalize_std=cfg.normalize_std,
-    )  # fmt: skip
+    rewards = [[r.reward for r in e.rows] for e in episodes]
+    anchors = [[r.anchor for r in e.rows] for e in episodes]
+    credit = step_credit(groups, rewards, anchors, gamma=cfg.gamma, normalize_std=cfg.normalize_std)
     expected = gigpo_advantages(batch.rewards, groups, credit, step_weight=2.0, normalize_std=cfg.normalize_std)
-    assert [r.advantage for r in rows] == [a for e, steps in enumerate(expected) for s, a in enumerate(steps)
-                                           if episodes[e].rows[s].token_ids]  # fmt: skip
+    sampled = [(e, s) for e, episode in enumerate(episodes) for s, row in enumerate(episode.rows) if row.token_ids]
+    assert [r.advantage for r in rows] == [expected[e][s] for e, s in sampled]
     assert all(row.anchor for e in episodes for row in e.rows)  # the corridor names its state
     assert credit.mean_abs_step_advantage > 0  # the step term took part
 
