@@ -145,7 +145,8 @@ def test_states_from_the_frozen_layers_alone_match_the_full_pass(top_layer_learn
     assert not entered  # the pass stopped below the trained layer
     for state, c in zip(states, completions, strict=True):
         assert len(state) == len(c.prompt_token_ids) + len(c.token_ids) - 1
-        assert (state.own - c.frozen_states.span(0)).abs().max() < 1e-5  # what sampling kept
+        kept = c.frozen_states.span(0)  # what sampling kept, in another batch layout: to float error
+        assert (state.own - kept).abs().max() < 1e-5 * kept.abs().max()
     rows = [ScoreRow(c.prompt_token_ids, c.token_ids, states=s) for c, s in zip(completions, states, strict=True)]
     learner.optimizer.zero_grad(set_to_none=True)
     torch.cat(learner.logprobs(rows, grad=True)).sum().backward()
