@@ -11,26 +11,14 @@ pytest.importorskip("torch")
 pytest.importorskip("peft")
 pytest.importorskip("matplotlib")
 
+from corridor_support import TINY_CORRIDOR
+
 from seed_rl.cli import main
 from seed_rl.compare.collect import arm_of_run
 from seed_rl.config import load_config
 
 #: A tiny, fast GRPO run on the corridor (as ``seed train`` would write it).
-TINY = [
-    "env=seed/Corridor-v0",
-    "model=tiny-random",
-    "history_length=0",
-    "one_shot=false",
-    "max_steps=4",
-    "style=act",
-    "max_new_tokens=4",
-    "tasks_per_update=2",
-    "group_size=2",
-    "progress=false",
-    "algo=grpo",
-    "advantage=grpo",
-    "sft=false",
-]
+TINY = [*TINY_CORRIDOR, "tasks_per_update=2", "group_size=2", "algo=grpo", "advantage=grpo", "sft=false"]
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from corridor_support import TINY_CORRIDOR  # noqa: E402
+
 from seed_agent.chat import SECTION_SEPARATOR  # noqa: E402
 from seed_agent.history import EpisodeHistory  # noqa: E402
 from seed_agent.prompts import PromptBuilder, prompt_spec  # noqa: E402
@@ -147,19 +149,7 @@ def test_h_skill_with_both_skills_exact_text():
 
 
 # ------------------------------------------------------------------ in a run
-CORRIDOR = [
-    "env=seed/Corridor-v0",
-    "model=tiny-random",
-    "history_length=0",
-    "one_shot=false",
-    "max_steps=4",
-    "style=act",
-    "max_new_tokens=4",
-    "updates=1",
-    "tasks_per_update=2",
-    "group_size=4",
-    "progress=false",
-]
+CORRIDOR = [*TINY_CORRIDOR, "updates=1", "tasks_per_update=2", "group_size=4"]
 
 
 def test_each_step_trains_on_its_own_gigpo_advantage(tmp_path):

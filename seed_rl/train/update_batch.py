@@ -150,6 +150,7 @@ def update_metrics(
     for episode, reward in zip(episodes, batch.rewards, strict=True):
         groups[episode.group].append(reward)
     teacher_tokens = sum(r.score.length for r in batch.rows if r.skill_logp is not None)
+    opd_rows = sum(r.skill_logp is not None for r in batch.rows)
     out: dict[str, Any] = {
         "update": update,
         "success": float(np.mean([e.won for e in episodes])),
@@ -164,10 +165,8 @@ def update_metrics(
         "tokens_generated_analyzer": 0,
         "tokens_scored": tokens_scored + teacher_tokens,
         "tokens_scored_teacher": teacher_tokens,
-        "opd_rows": sum(r.skill_logp is not None for r in batch.rows),
-        "opd_step_skill_share": _share(
-            sum(r.step_skill for r in batch.rows), sum(r.skill_logp is not None for r in batch.rows)
-        ),
+        "opd_rows": opd_rows,
+        "opd_step_skill_share": sum(r.step_skill for r in batch.rows) / max(opd_rows, 1),
         **action_metrics(rows),
     }
     out.update(stats)
@@ -210,7 +209,3 @@ def skill_log_rows(batch: UpdateBatch, update: int) -> list[dict[str, Any]]:
             row["step_skills"] = [[step, text] for step, text in skill.step_skills]
         rows.append(row)
     return rows
-
-
-def _share(part: int, whole: int) -> float:
-    return part / whole if whole else 0.0
