@@ -35,8 +35,8 @@ from seed_rl.config import load_config
 from seed_rl.evaluate.play import evaluate
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
 from seed_rl.stats import proportion_ci
+from seed_rl.train.expert import NoisyExpertAgent
 from seed_rl.train.run_setup import eval_sampling, run_env_kwargs, run_prompt_builder
-from seed_rl.train.sft import NoisyExpertAgent
 from seed_rl.train.skill_prompt import FixedSkillBuilder
 from seed_rl.train.trainer import Trainer
 

@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "seed_rl.commands.data",
     "seed_rl.commands.serve",
     "seed_rl.commands.play",
+    "seed_rl.commands.warmstart",
     "seed_rl.commands.train",
     "seed_rl.commands.compare",
     "seed_rl.commands.eval",

@@ -32,6 +32,7 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "skills": ("on-policy", "static-library"),
     "dtype": ("auto", "float32", "bfloat16"),
     "sft_source": ("scripted", "external"),
+    "warm_start": ("none", "expert"),
     "env_backend": ("process", "ray"),
     "rollout_engine": ("hf", "vllm"),
     "vllm_dtype": ("bfloat16", "float16", "float32"),
@@ -136,6 +137,16 @@ class TrainConfig:
     analyzer_prefill: bool = True
     analyzer_repetition_penalty: float = 1.2  # greedy analysis by small models loops without it
     skill_reserve_tokens: int = 160  # prompt room kept free for an injected skill
+    # warm start: SFT on the env's expert demonstrations of train tasks, before Stage 1 and RL
+    # (seed_rl/train/warm_start.py); cached, and merged into the weights like Stage 1
+    warm_start: str = "none"  # none | expert
+    warm_start_demos: int = 64  # expert episodes, on as many train tasks
+    warm_start_epochs: int = 2
+    warm_start_lr: float = 1e-3
+    # the share of steps where the expert takes a random admissible action instead (its label at that
+    # step stays the expert's), so that recovering from a mistake is demonstrated too
+    warm_start_noise: float = 0.0
+    warm_start_held_out: float = 0.1  # the share of demonstrations kept out of training, to measure the loss
     # Stage 1 (SFT of the analyzer role)
     sft: bool = False
     sft_source: str = "scripted"
@@ -247,7 +258,27 @@ class TrainConfig:
             raise ConfigError(
                 f"split={self.split!r} is not allowed; split must be one of: train, valid_seen, valid_unseen"
             )
+        self._validate_warm_start()
         return self
+
+    def _validate_warm_start(self) -> None:
+        if self.warm_start == "none":
+            return
+        if self.split != "train":
+            raise ConfigError(
+                f"warm_start={self.warm_start} on split={self.split!r} is refused: demonstrations come from "
+                "train tasks only, so that evaluation on the valid splits stays unseen (set split=train)"
+            )
+        if self.warm_start_demos < 2 or self.warm_start_epochs < 1:
+            raise ConfigError(
+                f"warm_start_demos={self.warm_start_demos} and warm_start_epochs={self.warm_start_epochs} are not "
+                "allowed; warm_start_demos must be >= 2 (one is held out) and warm_start_epochs >= 1"
+            )
+        for key in ("warm_start_noise", "warm_start_held_out"):
+            if not 0 <= getattr(self, key) < 1:
+                raise ConfigError(f"{key}={getattr(self, key)!r} is not allowed; {key} must be in [0, 1)")
+        if not self.warm_start_lr > 0:
+            raise ConfigError(f"warm_start_lr={self.warm_start_lr!r} is not allowed; warm_start_lr must be > 0")
 
     @property
     def uses_opd(self) -> bool:

@@ -240,8 +240,14 @@ class PromptBuilder:
     def reply(self, action: str, *, think: str = "", tag: str = "action") -> str:
         """A well-formed reply in this builder's style that takes ``action`` (with the prefill):
         the example turn's reply, and what scripted agents "say" when their episodes are shown
-        to the analyzer."""
-        text = f"<action>{action}</action>" if self.spec.tags == ACTION_TAGS else f"<{tag}> {action} </{tag}>"
+        to the analyzer. An action already written in its tag (Search QA's experts answer
+        ``<search> ... </search>``) is kept as it is."""
+        if action.lstrip().startswith("<"):
+            text = action.strip()
+        elif self.spec.tags == ACTION_TAGS:
+            text = f"<action>{action}</action>"
+        else:
+            text = f"<{tag}> {action} </{tag}>"
         if self.style == "think":
             text = f"<think>{think}</think>\n{text}"
         return text

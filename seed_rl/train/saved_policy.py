@@ -99,22 +99,30 @@ def _read_weights(path: Path) -> dict[str, Any]:
         raise PolicyError(f"{path} cannot be read ({type(error).__name__}: {error}); it may be half-written") from None
 
 
-def merge_stage1(cfg: TrainConfig, policy: Any) -> None:
-    """Merge the run's Stage-1 adapter into ``policy.model``, as the trainer did before RL."""
+def merge_cached_adapters(cfg: TrainConfig, policy: Any) -> None:
+    """Merge the run's warm-start and Stage-1 adapters (where it used them) into ``policy.model``,
+    in the order the trainer merged them before RL."""
     from seed_envs.paths import cache_root
     from seed_rl.train.learner import Learner
     from seed_rl.train.run_setup import run_lora_settings
     from seed_rl.train.sft import ADAPTER_FILE, stage1_key
+    from seed_rl.train.warm_start import ADAPTER_FILE as WARM_START_FILE
+    from seed_rl.train.warm_start import warm_start_key
 
-    adapter = cache_root() / "stage1" / stage1_key(cfg) / ADAPTER_FILE
-    if not adapter.is_file():
-        raise PolicyError(
-            f"the run's Stage-1 adapter {adapter} not found (sft=true runs merge it before RL; it is kept "
-            "in the Stage-1 cache of the machine that trained the run: copy it there, or set SEED_CACHE_DIR)"
-        )
-    stage1 = Learner(policy, finetune="lora", lora=run_lora_settings(cfg), keep_reference=False)
-    stage1.load_trainable_state(_read_weights(adapter))
-    policy.model = stage1.peft_model.merge_and_unload()
+    stages = []
+    if cfg.warm_start != "none":
+        stages.append(("warm-start", cache_root() / "warm_start" / warm_start_key(cfg) / WARM_START_FILE))
+    if cfg.sft:
+        stages.append(("Stage-1", cache_root() / "stage1" / stage1_key(cfg) / ADAPTER_FILE))
+    for name, adapter in stages:
+        if not adapter.is_file():
+            raise PolicyError(
+                f"the run's {name} adapter {adapter} not found (the trainer merges it before RL; it is kept in the "
+                "cache of the machine that trained the run: copy it there, or set SEED_CACHE_DIR)"
+            )
+        stage = Learner(policy, finetune="lora", lora=run_lora_settings(cfg), keep_reference=False)
+        stage.load_trainable_state(_read_weights(adapter))
+        policy.model = stage.peft_model.merge_and_unload()
 
 
 def load_run_policy(path: Path) -> EvalPolicy:
@@ -132,8 +140,7 @@ def load_run_policy(path: Path) -> EvalPolicy:
         )
     except ModelNotFetched as error:
         raise PolicyError(f"the run's model: {error}") from None
-    if cfg.sft:
-        merge_stage1(cfg, policy)
+    merge_cached_adapters(cfg, policy)
     learner = Learner(policy, finetune=cfg.finetune, lora=run_lora_settings(cfg), keep_reference=False)
     try:
         learner.load_trainable_state(weights)

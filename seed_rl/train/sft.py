@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -30,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from seed_agent.agent import AgentStep, LLMAgent
+from seed_agent.agent import LLMAgent
 from seed_agent.policies.hf import TransformersPolicy
 from seed_agent.prompts import PromptBuilder
 from seed_agent.skills import Skill
@@ -40,11 +39,11 @@ from seed_agent.skills.quality import mentions_trajectory
 from seed_envs.files import atomic_write_text
 from seed_envs.paths import cache_dir
 from seed_envs.vector import make_vec
-from seed_rl.algo.losses import token_mean
 from seed_rl.config import TrainConfig
 from seed_rl.progress import bar
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
-from seed_rl.train.learner import Learner, ScoreRow
+from seed_rl.train.expert import NoisyExpertAgent
+from seed_rl.train.learner import Learner
 from seed_rl.train.run_setup import (
     UNBOUNDED_TASKS,
     run_analyzer_settings,
@@ -55,45 +54,12 @@ from seed_rl.train.run_setup import (
     train_task_pool,
 )
 from seed_rl.train.skill_pass import AnalyzerSettings, external_analyzer, write_skills
+from seed_rl.train.supervised import fit_rows, pair_rows
 
 #: Random-action rates of the noisy expert, cycled over its episodes.
 NOISE_LEVELS = (0.0, 0.25, 0.5, 0.75)
-#: Pairs per optimizer step.
-PAIRS_PER_STEP = 4
 ADAPTER_FILE = "stage1_adapter.safetensors"
 REPORT_FILE = "stage1_report.json"
-
-
-class NoisyExpertAgent:
-    """Follows the env's expert plan, but takes a random admissible action with probability
-    ``noise`` (replanning from wherever that leads: run it with ``record_expert=True``); its
-    replies are written in the builder's reply format, so the analyzer sees the episode as it
-    would see the policy's."""
-
-    needs_expert_plan = False
-
-    def __init__(self, builder: PromptBuilder, noise: Sequence[float], seed: int) -> None:
-        self.builder = builder
-        self.noise = list(noise)
-        self.rng = random.Random(seed)
-
-    def reset(self, slot: int, info: dict[str, Any], expert_plan: list[str] | None = None) -> None:
-        pass
-
-    def act(
-        self, slots: Sequence[int], observations: Sequence[dict[str, Any]], infos: Sequence[dict[str, Any]]
-    ) -> list[AgentStep]:
-        steps = []
-        for slot, info in zip(slots, infos, strict=True):
-            expert = info.get("expert_action")  # the rollout loop's record_expert puts it there
-            actions = info.get("available_actions") or []
-            if expert is None or (actions and self.rng.random() < self.noise[slot % len(self.noise)]):
-                action = self.rng.choice(actions) if actions else (expert or "look")
-            else:
-                action = expert
-            reply = action if action.lstrip().startswith("<") else self.builder.reply(action)
-            steps.append(AgentStep(action, reply))
-        return steps
 
 
 @dataclass
@@ -137,6 +103,10 @@ def stage1_key(cfg: TrainConfig) -> str:
         if getattr(cfg, key) != default:  # so that adapters cached before them keep their keys
             settings[key] = getattr(cfg, key)
     settings["analyzer_prompt"] = ANALYZER_PROMPT_VERSION  # adapters of an earlier prompt are not reused
+    if cfg.warm_start != "none":  # Stage 1 then trains on top of the warm-started model
+        from seed_rl.train.warm_start import warm_start_key
+
+        settings["warm_start"] = warm_start_key(cfg)
     blob = json.dumps(settings, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -254,7 +224,7 @@ def _episodes(
                 record_expert=True,
                 on_episode_end=lambda _: progress.update(1),
             )
-            noisy = NoisyExpertAgent(builder, NOISE_LEVELS, cfg.seed + offset)
+            noisy = NoisyExpertAgent(builder, NOISE_LEVELS, cfg.seed + offset, env_id=cfg.env)
             expert = run_episodes(
                 vec,
                 noisy,
@@ -290,38 +260,11 @@ def skill_pairs(cfg: TrainConfig, episodes: Sequence[Episode], settings: Analyze
 
 
 def fit(learner: Learner, policy: TransformersPolicy, pairs: list[tuple[Any, str]], cfg: TrainConfig) -> list[float]:
-    """SFT: token-mean NLL of each reply after its prompt; returns the loss of each optimizer step."""
-    tokenizer = policy.tokenizer
-    end = tokenizer.eos_token or ""
-    rows = []
-    for (ids, vision), (_, target) in zip(learner.encode([p for p, _ in pairs]), pairs, strict=True):
-        target_ids = tokenizer(target + end, add_special_tokens=False)["input_ids"]
-        rows.append(ScoreRow(ids, target_ids, vision))
-    if cfg.reuse_frozen_states and not any(r.vision for r in rows):
-        # the layers below LoRA's never change: their states are computed once, not once per epoch
-        states = policy.states_of([r.prompt_ids for r in rows], [r.token_ids for r in rows])
-        if states is not None:
-            rows = [replace(r, states=s) for r, s in zip(rows, states, strict=True)]
-    rng = np.random.default_rng([cfg.seed, 77])
-    losses = []
-    steps = cfg.sft_epochs * -(-len(rows) // PAIRS_PER_STEP)
-    with bar(steps, "stage 1 sft", cfg.progress) as progress:
-        for _ in range(cfg.sft_epochs):
-            order = rng.permutation(len(rows))
-            for start in range(0, len(order), PAIRS_PER_STEP):
-                chunk = [rows[i] for i in order[start : start + PAIRS_PER_STEP]]
-                total = sum(len(r.token_ids) for r in chunk)
-                value = 0.0
-                for batch in learner.micro_batches(chunk):
-                    micro = [chunk[i] for i in batch]
-                    lp = torch.cat(learner.logprobs(micro, grad=True))
-                    loss = -token_mean(lp, torch.ones_like(lp)) * (lp.numel() / total)
-                    loss.backward()
-                    value += float(loss.detach())
-                learner.step()
-                losses.append(value)
-                progress.update(1)
-    return losses
+    """Stage 1's SFT: the skill JSON (ended by EOS) after each analyzer prompt, ``sft_epochs`` epochs;
+    returns the loss of each optimizer step."""
+    end = policy.tokenizer.eos_token or ""
+    rows = pair_rows(learner, policy, pairs, end=end, reuse_frozen_states=cfg.reuse_frozen_states)
+    return fit_rows(learner, rows, epochs=cfg.sft_epochs, seed=cfg.seed, label="stage 1 sft", progress=cfg.progress)
 
 
 def analyzer_parse_rate(

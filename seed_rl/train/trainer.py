@@ -129,6 +129,14 @@ class Trainer:
             cfg.model, dtype=cfg.dtype, vlm=cfg.visual, seed=cfg.seed, batch_size=cfg.sample_batch_size
         )
         self.policy.share_prefix = cfg.share_prefix
+        self.warm_start_report: dict[str, Any] | None = None
+        if cfg.warm_start != "none":
+            from seed_rl.train.warm_start import run_warm_start
+
+            # as Stage 1: the main process trains the adapter into the cache, the others load it
+            self.warm_start_report = run_on_main(lambda: run_warm_start(cfg, self.policy, self.run_dir))
+            if not self.main:
+                run_warm_start(cfg, self.policy, self.run_dir)
         self.stage1_report: dict[str, Any] | None = None
         if cfg.sft:
             from seed_rl.train.sft import run_stage1

@@ -1,0 +1,81 @@
+"""Supervised fine-tuning on (prompt, reply) pairs: the one SFT loop of Stage 1 and the warm start.
+
+The loss of a pair is the token mean of ``-log pi(reply | prompt)``; a step averages over the
+reply tokens of :data:`PAIRS_PER_STEP` pairs (micro-batched by the learner's token budget).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+import torch
+
+from seed_agent.chat import ChatPrompt
+from seed_agent.policies.hf import TransformersPolicy
+from seed_rl.algo.losses import token_mean
+from seed_rl.progress import bar
+from seed_rl.train.learner import Learner, ScoreRow
+
+#: Pairs per optimizer step.
+PAIRS_PER_STEP = 4
+
+
+def pair_rows(
+    learner: Learner,
+    policy: TransformersPolicy,
+    pairs: Sequence[tuple[ChatPrompt, str]],
+    *,
+    end: str = "",
+    reuse_frozen_states: bool = True,
+) -> list[ScoreRow]:
+    """Each pair encoded as a row: the prompt's ids and the reply's (with ``end`` appended). With
+    LoRA in the top layers only, the rows carry the states of the frozen layers below, computed
+    once here instead of once per epoch (text rows only)."""
+    if not pairs:
+        return []
+    rows = []
+    for (ids, vision), (_, reply) in zip(learner.encode([p for p, _ in pairs]), pairs, strict=True):
+        reply_ids = policy.tokenizer(reply + end, add_special_tokens=False)["input_ids"]
+        rows.append(ScoreRow(ids, reply_ids, vision))
+    if reuse_frozen_states and not any(r.vision for r in rows):
+        states = policy.states_of([r.prompt_ids for r in rows], [r.token_ids for r in rows])
+        if states is not None:
+            rows = [replace(r, states=s) for r, s in zip(rows, states, strict=True)]
+    return rows
+
+
+def fit_rows(
+    learner: Learner, rows: Sequence[ScoreRow], *, epochs: int, seed: int, label: str, progress: bool
+) -> list[float]:
+    """SFT over ``rows`` for ``epochs`` (shuffled with ``seed``); returns each optimizer step's loss."""
+    rng = np.random.default_rng([seed, 77])
+    losses: list[float] = []
+    steps = epochs * -(-len(rows) // PAIRS_PER_STEP)
+    with bar(steps, label, progress) as shown:
+        for _ in range(epochs):
+            order = rng.permutation(len(rows))
+            for start in range(0, len(order), PAIRS_PER_STEP):
+                chunk = [rows[i] for i in order[start : start + PAIRS_PER_STEP]]
+                total = sum(len(r.token_ids) for r in chunk)
+                value = 0.0
+                for batch in learner.micro_batches(chunk):
+                    micro = [chunk[i] for i in batch]
+                    lp = torch.cat(learner.logprobs(micro, grad=True))
+                    loss = -token_mean(lp, torch.ones_like(lp)) * (lp.numel() / total)
+                    loss.backward()
+                    value += float(loss.detach())
+                learner.step()
+                losses.append(value)
+                shown.update(1)
+    return losses
+
+
+def mean_nll(learner: Learner, rows: Sequence[ScoreRow]) -> float | None:
+    """``-log pi(reply | prompt)`` per reply token over ``rows``, without gradient (None: no rows)."""
+    if not rows:
+        return None
+    scored = learner.logprobs(list(rows), grad=False)
+    tokens = sum(len(lp) for lp in scored)
+    return -float(sum(lp.float().sum() for lp in scored)) / max(tokens, 1)

@@ -1,0 +1,271 @@
+"""The warm start: supervised fine-tuning on the env's expert demonstrations, before RL.
+
+A small model that never wins gives GRPO nothing to compare (every group ties at 0). The usual
+way out, as in behaviour cloning before RL, is to fine-tune on demonstrations first:
+
+1. the env's expert (:class:`~seed_rl.train.expert.NoisyExpertAgent`) plays
+   ``warm_start_demos`` **train** tasks (never a valid split), taking a random admissible
+   action at rate ``warm_start_noise``, so that recovering from a mistake is demonstrated;
+2. every step is rendered by the run's own prompt builder, action style and history length,
+   within the prompt budget the trainer gives a SEED run (whole history turns are cut, oldest
+   first, where a prompt would not fit: counted); the label of a step is the reply that takes
+   the **expert's** action from that state, also where the step's own action was a random one;
+3. the policy is fine-tuned on (prompt, reply) pairs, LoRA by default
+   (:mod:`seed_rl.train.supervised`), with a share of the demonstrations held out to measure
+   the demonstration loss before and after.
+
+The adapter is cached under a key of everything that determines it, and merged into the
+weights: RL (and Stage 1, which composes on top) starts from the warm-started model, which is
+also the KL reference.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from seed_agent.chat import ChatPrompt
+from seed_agent.policies.hf import TransformersPolicy
+from seed_agent.prompts import PromptBuilder
+from seed_envs.files import atomic_write_text
+from seed_envs.paths import cache_dir
+from seed_envs.vector import make_vec
+from seed_rl.config import TrainConfig
+from seed_rl.progress import bar
+from seed_rl.rollout import Episode, EpisodeStart, run_episodes
+from seed_rl.train.expert import NoisyExpertAgent
+from seed_rl.train.learner import Learner
+from seed_rl.train.run_setup import run_env_kwargs, run_lora_settings, run_prompt_builder, train_task_pool
+from seed_rl.train.supervised import fit_rows, mean_nll, pair_rows
+
+ADAPTER_FILE = "warm_start_adapter.safetensors"
+REPORT_FILE = "warm_start_report.json"
+#: Bumped when the demonstrations' rendering changes, so that older adapters are not reused.
+DEMONSTRATION_FORMAT = 1
+#: Envs played at once while collecting demonstrations.
+MAX_DEMO_ENVS = 32
+
+
+@dataclass
+class Demonstrations:
+    """The (prompt, reply) pairs of some expert episodes, and what building them dropped or cut."""
+
+    pairs: list[tuple[ChatPrompt, str]] = field(default_factory=list)
+    #: The task of each pair (held-out pairs are whole tasks).
+    tasks: list[str] = field(default_factory=list)
+    steps: int = 0
+    #: Steps whose label is the expert's action where the step itself took a random one.
+    noisy_steps: int = 0
+    #: Steps whose prompt lost whole history turns to fit the prompt budget.
+    cut_steps: int = 0
+    #: Steps left out: no expert action from that state, or a reply longer than ``max_new_tokens``.
+    unlabelled_steps: int = 0
+    long_replies: int = 0
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "steps": self.steps,
+            "pairs": len(self.pairs),
+            "noisy_steps": self.noisy_steps,
+            "cut_steps": self.cut_steps,
+            "unlabelled_steps": self.unlabelled_steps,
+            "long_replies": self.long_replies,
+        }
+
+
+def warm_start_key(cfg: TrainConfig) -> str:
+    """A hash of every setting that determines the warm-start adapter."""
+    keys = (
+        "model",
+        "env",
+        "env_kwargs",
+        "train_env_kwargs",
+        "max_steps",
+        "train_tasks",
+        "train_fraction",
+        "style",
+        "one_shot",
+        "history_length",
+        "visual",
+        "max_new_tokens",
+        "skill_reserve_tokens",
+        "lora_rank",
+        "lora_alpha",
+        "lora_targets",
+        "lora_layers",
+        "finetune",
+        "dtype",
+        "seed",
+        "token_budget",
+        "warm_start",
+        "warm_start_demos",
+        "warm_start_epochs",
+        "warm_start_lr",
+        "warm_start_noise",
+        "warm_start_held_out",
+    )
+    settings = {k: getattr(cfg, k) for k in keys}
+    settings["format"] = DEMONSTRATION_FORMAT
+    blob = json.dumps(settings, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def demonstration_builder(cfg: TrainConfig, learner: Learner) -> PromptBuilder:
+    """The run's prompt builder, within the prompt budget a SEED run's rollouts get (the tighter
+    of the two arms', so that a GRPO run and a SEED run of the same config share the adapter)."""
+    budget = learner.context_length - cfg.max_new_tokens - cfg.skill_reserve_tokens
+    return run_prompt_builder(cfg, learner.count_tokens, budget)
+
+
+def play_demonstrations(cfg: TrainConfig, builder: PromptBuilder, count: int) -> list[Episode]:
+    """``count`` episodes of the noisy expert on distinct train tasks (where the pool has as many)."""
+    if cfg.split != "train":
+        raise ValueError(f"demonstrations come from train tasks only; split={cfg.split!r} is an evaluation split")
+    kwargs = run_env_kwargs(cfg, "train")
+    rng = np.random.default_rng([cfg.seed, 20_000])
+    with make_vec(cfg.env, min(count, MAX_DEMO_ENVS), backend="sync", **kwargs) as vec:
+        pool = train_task_pool(cfg, vec.call("task_count", "train", env_ids=[0])[0])
+        indices = [int(i) for i in rng.choice(pool, size=count, replace=pool < count)]
+        starts = [EpisodeStart(options={"split": "train", "index": i}, group=k) for k, i in enumerate(indices)]
+        agent = NoisyExpertAgent(builder, (cfg.warm_start_noise,), cfg.seed, env_id=cfg.env)
+        with torch.no_grad(), bar(len(starts), "warm start demonstrations", cfg.progress) as progress:
+            return run_episodes(
+                vec,
+                agent,
+                starts,
+                env_id=cfg.env,
+                penalty=cfg.penalty,
+                record_expert=True,
+                on_episode_end=lambda _: progress.update(1),
+            )
+
+
+def demonstration_pairs(
+    episodes: Sequence[Episode],
+    builder: PromptBuilder,
+    *,
+    count_reply_tokens: Callable[[str], int],
+    max_new_tokens: int,
+) -> Demonstrations:
+    """Each labelled step of ``episodes`` as (the prompt the policy read, the expert's reply after
+    the prompt's prefill); the counts say what was cut or left out."""
+    demos = Demonstrations()
+    for episode in episodes:
+        for row in episode.rows:
+            demos.steps += 1
+            if row.expert_action is None or row.prompt is None:
+                demos.unlabelled_steps += 1
+                continue
+            reply = builder.reply(row.expert_action)
+            if not reply.startswith(row.prompt.prefill):
+                raise ValueError(f"the expert's reply {reply!r} does not start with the prefill {row.prompt.prefill!r}")
+            reply = reply[len(row.prompt.prefill) :]
+            if count_reply_tokens(reply) > max_new_tokens:
+                demos.long_replies += 1
+                continue
+            demos.noisy_steps += row.action != row.expert_action
+            shown = row.prompt.meta.get("history_turns", 0)
+            demos.cut_steps += shown < min(row.step - 1, builder.history_length)
+            demos.pairs.append((row.prompt, reply))
+            demos.tasks.append(episode.task_id)
+    return demos
+
+
+def held_out_split(demos: Demonstrations, share: float) -> tuple[list[int], list[int]]:
+    """Pair indices (train, held out): the pairs of the last ``share`` of the tasks are held out
+    (at least one task, where there are two)."""
+    tasks = list(dict.fromkeys(demos.tasks))
+    n_held = min(len(tasks) - 1, max(1, round(share * len(tasks)))) if share > 0 else 0
+    held = set(tasks[len(tasks) - n_held :]) if n_held > 0 else set()
+    train = [i for i, t in enumerate(demos.tasks) if t not in held]
+    return train, [i for i, t in enumerate(demos.tasks) if t in held]
+
+
+def run_warm_start(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path | None = None) -> dict[str, Any]:
+    """Train (or load from the cache) the warm-start adapter and merge it into ``policy.model``;
+    returns the report (demonstrations, held-out loss before and after, seconds, cached or not)."""
+    if cfg.warm_start != "expert":
+        raise ValueError(f"warm_start={cfg.warm_start!r}: nothing to run (the warm start is warm_start=expert)")
+    started = time.perf_counter()
+    cache = cache_dir("warm_start", warm_start_key(cfg))
+    learner = Learner(
+        policy,
+        finetune="lora",
+        lora=run_lora_settings(cfg),
+        lr=cfg.warm_start_lr,
+        token_budget=cfg.token_budget,
+        memory_budget_gb=cfg.memory_budget_gb,
+        keep_reference=False,
+        gradient_checkpointing=cfg.gradient_checkpointing,
+    )
+    if (cache / ADAPTER_FILE).is_file() and (cache / REPORT_FILE).is_file():
+        from safetensors.torch import load_file
+
+        learner.load_trainable_state(load_file(str(cache / ADAPTER_FILE)))
+        report = json.loads((cache / REPORT_FILE).read_text(encoding="utf-8"))
+        report["cached"] = True
+        print(f"warm start: adapter loaded from {cache}", flush=True)
+    else:
+        report = _train(cfg, policy, learner, started)
+        from safetensors.torch import save_file
+
+        save_file({k: v.contiguous() for k, v in learner.trainable_state().items()}, str(cache / ADAPTER_FILE))
+        atomic_write_text(cache / REPORT_FILE, json.dumps(report, indent=1))
+    policy.model = learner.peft_model.merge_and_unload()
+    if run_dir is not None:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(run_dir / REPORT_FILE, json.dumps(report, indent=1))
+    return report
+
+
+def _train(cfg: TrainConfig, policy: TransformersPolicy, learner: Learner, started: float) -> dict[str, Any]:
+    builder = demonstration_builder(cfg, learner)
+    episodes = play_demonstrations(cfg, builder, cfg.warm_start_demos)
+    demos = demonstration_pairs(
+        episodes,
+        builder,
+        count_reply_tokens=lambda text: len(policy.tokenizer(text, add_special_tokens=False)["input_ids"]),
+        max_new_tokens=cfg.max_new_tokens,
+    )
+    if not demos.pairs:
+        counts = demos.counts()
+        raise ValueError(f"the expert's {len(episodes)} episodes of {cfg.env} gave no demonstration step ({counts})")
+    train_idx, held_idx = held_out_split(demos, cfg.warm_start_held_out)
+    rows = pair_rows(learner, policy, demos.pairs, reuse_frozen_states=cfg.reuse_frozen_states)
+    train_rows = [rows[i] for i in train_idx]
+    held_rows = [rows[i] for i in held_idx]
+    before = mean_nll(learner, held_rows)
+    losses = fit_rows(
+        learner, train_rows, epochs=cfg.warm_start_epochs, seed=cfg.seed, label="warm start sft", progress=cfg.progress
+    )
+    after = mean_nll(learner, held_rows)
+    report = {
+        "env": cfg.env,
+        "episodes": len(episodes),
+        "expert_success": float(np.mean([e.won for e in episodes])),
+        **demos.counts(),
+        "train_pairs": len(train_rows),
+        "held_out_pairs": len(held_rows),
+        "held_out_loss_before": before,
+        "held_out_loss_after": after,
+        "loss_first": losses[0] if losses else None,
+        "loss_last": losses[-1] if losses else None,
+        "seconds": time.perf_counter() - started,
+        "cached": False,
+    }
+    loss_text = "" if before is None else f"; held-out demonstration loss {before:.3f} -> {after:.3f}"
+    print(
+        f"warm start: {len(train_rows)} expert steps from {len(episodes)} train episodes (expert success "
+        f"{report['expert_success']:.0%}, {demos.cut_steps} prompts cut by whole turns, {demos.noisy_steps} "
+        f"noisy steps){loss_text} ({report['seconds']:.0f} s)",
+        flush=True,
+    )
+    return report
