@@ -1,0 +1,149 @@
+"""A registered seed env as an OpenEnv ``Environment``: one Gymnasium env per session.
+
+The server builds one :class:`SeedOpenEnv` per session (``gym.make(env_id, **env_kwargs)``, with
+the registered time limit), so sessions share nothing. ``reset`` takes Gymnasium's ``seed`` and
+``options``; ``step`` a :class:`SeedAction`. Errors a caller can fix are raised as
+:class:`InvalidRequestError` (bad reset arguments), :class:`NoEpisodeError` (a step before any
+reset) or :class:`SessionClosedError` (the session expired or was closed); the server answers
+the first two with HTTP 400 and 409, and all three over a session with an error message.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import EnvironmentMetadata
+
+from seed_envs.core import SPLITS
+from seed_envs.integrations.openenv.models import SeedAction, SeedObservation, SeedState, json_safe
+
+RESET_ARGUMENTS = ("seed", "episode_id", "options")
+
+
+class InvalidRequestError(ValueError):
+    """A request the env cannot serve as given (an unknown task id, split or argument)."""
+
+
+class NoEpisodeError(RuntimeError):
+    """A step with no episode started in this env."""
+
+
+class SessionClosedError(RuntimeError):
+    """A request to an env whose session expired or was closed."""
+
+
+class SeedOpenEnv(Environment[SeedAction, SeedObservation, SeedState]):
+    """One session's seed env behind OpenEnv's ``reset``/``step``/``state``.
+
+    ``idle_timeout_s`` only words the message of a request that arrives after the server
+    expired the session (the server's reaper does the expiring).
+    """
+
+    #: Every session builds its own Gymnasium env, so sessions share no state.
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(
+        self, env_id: str, env_kwargs: Mapping[str, Any] | None = None, idle_timeout_s: float | None = None
+    ) -> None:
+        super().__init__()
+        self.env_id = env_id
+        self.idle_timeout_s = idle_timeout_s
+        self._env: gym.Env | None = gym.make(env_id, **dict(env_kwargs or {}))
+        seed_env = self._env.unwrapped
+        self._state = SeedState(
+            env_id=env_id,
+            max_text_length=seed_env.max_text_length,
+            max_action_length=seed_env.max_action_length,
+            image_shape=seed_env.image_shape,
+            render_modes=list(seed_env.metadata.get("render_modes", [])),
+            task_counts={split: seed_env.task_count(split) for split in SPLITS},
+        )
+        self._started = False
+        # The server's reaper may close the env from another thread while a request runs.
+        self._lock = threading.Lock()
+
+    # --------------------------------------------------------------- OpenEnv API
+    def reset(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        options: dict[str, Any] | None = None,
+        **unknown: Any,
+    ) -> SeedObservation:
+        """Start an episode: ``env.reset(seed=seed, options=options)`` (``task_id``, ``split``, ``index``)."""
+        if unknown:
+            raise InvalidRequestError(
+                f"unknown reset argument(s) {', '.join(sorted(unknown))}; expected {', '.join(RESET_ARGUMENTS)}"
+            )
+        if options is not None and not isinstance(options, dict):
+            raise InvalidRequestError(f"reset options must be an object, got {type(options).__name__}")
+        with self._lock:
+            env = self._open_env()
+            try:
+                obs, info = env.reset(seed=seed, options=options)
+            except (ValueError, IndexError, TypeError) as error:
+                raise InvalidRequestError(f"reset failed: {error}") from error
+            self._started = True
+            self._state.episode_id = episode_id
+            self._state.step_count = 0
+            self._state.task_id = info.get("task_id")
+            return self._observation(obs, info)
+
+    def step(self, action: SeedAction, timeout_s: float | None = None, **kwargs: Any) -> SeedObservation:
+        """One action; the env reports an invalid one in ``info["action_valid"]``, as it does locally."""
+        with self._lock:
+            env = self._open_env()
+            if not self._started:
+                raise NoEpisodeError(
+                    "no episode in this env: reset first. OpenEnv's HTTP /step is stateless (each request gets "
+                    "a fresh env); play an episode over a session (the WebSocket /ws, as the OpenEnv client does)"
+                )
+            obs, reward, terminated, truncated, info = env.step(action.text)
+            self._state.step_count += 1
+            return self._observation(obs, info, reward=reward, terminated=terminated, truncated=truncated)
+
+    @property
+    def state(self) -> SeedState:
+        return self._state
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(
+            name=self.env_id,
+            description=f"The seed env {self.env_id} (Gymnasium) served over OpenEnv: text actions, "
+            "text (and image) observations, Gymnasium's terminated/truncated and info.",
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            if self._env is not None:
+                self._env.close()
+                self._env = None
+
+    # --------------------------------------------------------------- helpers
+    def _open_env(self) -> gym.Env:
+        if self._env is None:
+            after = f" after {self.idle_timeout_s:g} s without a request" if self.idle_timeout_s else ""
+            raise SessionClosedError(f"this session was closed{after}; open a new session")
+        return self._env
+
+    def _observation(
+        self,
+        obs: dict[str, Any],
+        info: dict[str, Any],
+        reward: float | None = None,
+        terminated: bool = False,
+        truncated: bool = False,
+    ) -> SeedObservation:
+        return SeedObservation(
+            text=json_safe(obs["text"]),
+            image=obs.get("image"),
+            reward=None if reward is None else float(reward),
+            done=bool(terminated or truncated),
+            terminated=bool(terminated),
+            truncated=bool(truncated),
+            info=json_safe(info),
+        )
