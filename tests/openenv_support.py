@@ -50,10 +50,8 @@ def play_lockstep(
     steps = 0
     while True:
         steps += 1
-        if plan:
-            action = plan.pop(0)
-        else:
-            action = next(hostile) if not expert and steps % 3 == 0 else pick(env_id, info, rng)
+        hostile_turn = not expert and steps % 3 == 0
+        action = plan.pop(0) if plan else next(hostile) if hostile_turn else pick(env_id, info, rng)
         step = local.step(action)
         assert record(*remote.step(action)) == record(*step), f"step {steps} ({action[:40]!r}) differs"
         obs, _, terminated, truncated, info = step

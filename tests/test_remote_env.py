@@ -12,11 +12,11 @@ import pytest
 
 pytest.importorskip("openenv", reason="the openenv extra (openenv-core) is not installed")
 
-from openenv_support import play_lockstep  # noqa: E402
+from openenv_support import play_lockstep
 
-import seed_envs  # noqa: E402, F401  (registers the ids)
-from seed_envs.integrations.openenv.server import ServerThread, create_app  # noqa: E402
-from seed_envs.testing import check_seed_env  # noqa: E402
+import seed_envs  # noqa: F401  (registers the ids)
+from seed_envs.integrations.openenv.server import ServerThread, create_app
+from seed_envs.testing import check_seed_env
 
 REPLAY_STEPS = {"seed/SearchQA-v0": ["<search> capital </search>", "no tags", "<answer> x </answer>"]}
 

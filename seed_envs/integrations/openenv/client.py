@@ -97,7 +97,9 @@ class RemoteSeedEnv(gym.Env[dict[str, Any], str]):
         self.metadata = {**type(self).metadata, "render_modes": list(spec.render_modes)}
         if render_mode is not None and render_mode not in spec.render_modes:
             client.close()
-            raise ValueError(f"render_mode {render_mode!r} not supported by {spec.env_id}; expected one of {spec.render_modes}")
+            raise ValueError(
+                f"render_mode {render_mode!r} not supported by {spec.env_id}; expected one of {spec.render_modes}"
+            )
         self.render_mode = render_mode
         self.observation_space = observation_space(spec.max_text_length, spec.image_shape)
         self.action_space = action_space(spec.max_action_length)

@@ -52,7 +52,9 @@ class SeedOpenEnv(Environment[SeedAction, SeedObservation, SeedState]):
         super().__init__()
         self.env_id = env_id
         self.idle_timeout_s = idle_timeout_s
-        self._env: gym.Env | None = gym.make(env_id, **dict(env_kwargs or {}))
+        # Without Gymnasium's passive checker: after a reset that raised (a bad task id, say), its
+        # next step fails on the data it never got (gymnasium 1.x), which would end the session.
+        self._env: gym.Env | None = gym.make(env_id, disable_env_checker=True, **dict(env_kwargs or {}))
         seed_env = self._env.unwrapped
         self._state = SeedState(
             env_id=env_id,

@@ -21,6 +21,7 @@ runs it on a thread of this process, for tests and benchmarks.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import socket
 import threading
@@ -74,10 +75,8 @@ class SessionCap:
                 response = JSONResponse({"detail": detail}, status_code=503, headers={"Retry-After": "5"})
                 await WebSocket(scope, receive, send).send_denial_response(response)
                 return
-            try:
+            with contextlib.suppress(WebSocketDisconnect):  # the client left; its session is closed
                 await self.app(scope, receive, send)
-            except WebSocketDisconnect:
-                pass  # the client left; OpenEnv has already closed its session
             return
         await self.app(scope, receive, send)
 
