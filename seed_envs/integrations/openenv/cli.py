@@ -70,8 +70,7 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"error: unknown env {args.env!r}; the seed envs are {', '.join(env_ids())}", file=sys.stderr)
         return 2
     try:
-        from seed_envs.integrations.openenv.environment import SeedOpenEnv
-        from seed_envs.integrations.openenv.server import bind, create_app, serve, url_of
+        from seed_envs.integrations.openenv.server import SeedOpenEnv, bind, create_app, serve, url_of
 
         SeedOpenEnv(args.env, args.env_kwargs).close()  # fail now, not in the first session
     except (ImportError, MissingDataError, TypeError, ValueError) as error:
