@@ -32,7 +32,8 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
 import seed_envs  # noqa: F401  (registers the ids)
-from seed_envs.integrations.openenv import SeedAction, SeedEnvClient
+from seed_envs.integrations.openenv import SeedAction, SeedEnvClient, SeedObservation
+from seed_envs.integrations.openenv.models import json_safe
 from seed_envs.integrations.openenv.server import ServerThread, create_app
 from seed_rl.cli import build_parser, main
 
@@ -294,3 +295,17 @@ def test_seed_serve_env_serves_on_loopback_until_interrupted():
         server.send_signal(signal.SIGINT)
         server.wait(timeout=30)
     assert server.returncode == 0
+
+
+def test_the_wire_types_carry_what_json_can():
+    frame = np.random.default_rng(0).integers(0, 256, size=(5, 7, 3), dtype=np.uint8)
+    observation = SeedObservation(text="t", image=frame, info={"k": (1, np.int64(2))})
+    wire = json.loads(observation.model_dump_json())
+    assert wire["image"].startswith("data:image/png;base64,") and wire["info"] == {"k": [1, 2]}
+    assert np.array_equal(SeedObservation.model_validate(wire).image, frame)
+    for bad in ("x.png", "data:image/png;base64,@@", "data:image/png;base64,aGVsbG8="):
+        with pytest.raises(ValueError, match=r"data URL|not a valid base64 PNG"):
+            SeedObservation.model_validate({**wire, "image": bad})
+    info = {"q": "a\ud800b", 3: np.float32(0.5), "r": float("nan"), "s": {np.str_("x")}, "o": object}
+    assert json_safe(info) == {"q": "a\ufffdb", "3": 0.5, "r": "nan", "s": ["x"], "o": str(object)}
+    assert json.loads(json.dumps(json_safe(info))) == json_safe(info)

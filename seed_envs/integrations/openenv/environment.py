@@ -19,7 +19,7 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 
 from seed_envs.core import SPLITS
-from seed_envs.integrations.openenv.models import SeedAction, SeedObservation, SeedState, json_safe
+from seed_envs.integrations.openenv.models import SeedAction, SeedObservation, SeedState
 
 RESET_ARGUMENTS = ("seed", "episode_id", "options")
 
@@ -141,11 +141,11 @@ class SeedOpenEnv(Environment[SeedAction, SeedObservation, SeedState]):
         truncated: bool = False,
     ) -> SeedObservation:
         return SeedObservation(
-            text=json_safe(obs["text"]),
+            text=obs["text"],
             image=obs.get("image"),
             reward=None if reward is None else float(reward),
             done=bool(terminated or truncated),
             terminated=bool(terminated),
             truncated=bool(truncated),
-            info=json_safe(info),
+            info=info,
         )

@@ -25,7 +25,7 @@ from typing import Annotated, Any
 import numpy as np
 from openenv.core.env_server.types import Action, Observation, State
 from PIL import Image
-from pydantic import Field, PlainSerializer, PlainValidator, WithJsonSchema
+from pydantic import BeforeValidator, Field, PlainSerializer, PlainValidator, WithJsonSchema
 
 from seed_envs.spaces import is_printable_text
 
@@ -38,7 +38,8 @@ def encode_image(image: np.ndarray) -> str:
     if array.dtype != np.uint8 or array.ndim != 3 or array.shape[2] != 3:
         raise ValueError(f"expected an HxWx3 uint8 image, got shape {array.shape} and dtype {array.dtype}")
     buffer = io.BytesIO()
-    Image.fromarray(array, mode="RGB").save(buffer, format="PNG")
+    # Level 1: a third faster than the default 6 on the envs' frames, for a quarter more bytes.
+    Image.fromarray(array).save(buffer, format="PNG", compress_level=1)
     return PNG_DATA_URL_PREFIX + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
@@ -53,7 +54,7 @@ def decode_image(value: object) -> np.ndarray:
     try:
         data = base64.b64decode(value[len(PNG_DATA_URL_PREFIX) :], validate=True)
         with Image.open(io.BytesIO(data)) as image:
-            return np.array(image.convert("RGB"), dtype=np.uint8)
+            return np.array(image if image.mode == "RGB" else image.convert("RGB"), dtype=np.uint8)
     except (binascii.Error, OSError) as error:
         raise ValueError(f"the image is not a valid base64 PNG: {error}") from None
 
@@ -76,7 +77,7 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, str):
-        return value if is_valid_utf8(value) else value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return value if is_valid_utf8(value) else "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in value)
     if isinstance(value, np.generic | np.ndarray):
         return json_safe(value.tolist())
     if isinstance(value, Mapping):
@@ -110,7 +111,9 @@ class SeedObservation(Observation):
     image: PngImage | None = Field(default=None, description="the frame of a visual env (a PNG data URL in JSON)")
     terminated: bool = Field(default=False, description="the episode ended by the env's rules")
     truncated: bool = Field(default=False, description="the episode was cut by the time limit")
-    info: dict[str, Any] = Field(default_factory=dict, description="the env's info dict (see seed_envs.core)")
+    info: Annotated[dict[str, Any], BeforeValidator(json_safe)] = Field(
+        default_factory=dict, description="the env's info dict (see seed_envs.core), as JSON carries it"
+    )
 
 
 class SeedState(State):
