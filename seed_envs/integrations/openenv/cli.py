@@ -17,11 +17,9 @@ import json
 import sys
 from typing import Any
 
-import gymnasium as gym
-
 from seed_envs.cli import main
 from seed_envs.core import MissingDataError
-from seed_envs.registration import env_ids, register_envs
+from seed_envs.registration import env_ids
 
 
 def _env_kwargs(text: str) -> dict[str, Any]:
@@ -65,8 +63,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     """Serve a registered seed env as an OpenEnv environment (one env per session) on 127.0.0.1."""
-    register_envs()
-    if args.env not in gym.registry:
+    if args.env not in env_ids():
         print(f"error: unknown env {args.env!r}; the seed envs are {', '.join(env_ids())}", file=sys.stderr)
         return 2
     try:

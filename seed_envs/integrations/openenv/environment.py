@@ -18,7 +18,7 @@ import gymnasium as gym
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 
-from seed_envs.core import SPLITS
+from seed_envs.core import SPLITS, SeedEnv
 from seed_envs.integrations.openenv.models import SeedAction, SeedObservation, SeedState
 
 RESET_ARGUMENTS = ("seed", "episode_id", "options")
@@ -56,6 +56,9 @@ class SeedOpenEnv(Environment[SeedAction, SeedObservation, SeedState]):
         # next step fails on the data it never got (gymnasium 1.x), which would end the session.
         self._env: gym.Env | None = gym.make(env_id, disable_env_checker=True, **dict(env_kwargs or {}))
         seed_env = self._env.unwrapped
+        if not isinstance(seed_env, SeedEnv):
+            self._env.close()
+            raise TypeError(f"{env_id} is not a seed env ({type(seed_env).__name__}); serve one of seed_envs.env_ids()")
         self._state = SeedState(
             env_id=env_id,
             max_text_length=seed_env.max_text_length,
