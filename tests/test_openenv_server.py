@@ -96,6 +96,8 @@ def test_bad_input_gets_clear_errors_and_other_sessions_lose_nothing():
         assert reply.status_code == 409 and "reset first" in reply.json()["detail"]
         reply = http.post("/reset", json={"options": {"task_id": "corridor/valid_seen/x"}})
         assert reply.status_code == 400 and "not a task of this env" in reply.json()["detail"]
+        reply = http.post("/reset", json={"options": {"split": "valid_seen", "index": 200}})
+        assert reply.status_code == 400 and "index 200 out of range for split 'valid_seen' with 200" in reply.text
         reply = http.post("/reset", json={"level": 3})
         assert reply.status_code == 400 and "unknown reset argument(s) level" in reply.json()["detail"]
         reply = http.post("/reset", json={"seed": "x"})

@@ -3,6 +3,8 @@ env's trajectories (same task, same actions: same text, image, reward, end and i
 
 from __future__ import annotations
 
+import random
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,7 @@ import pytest
 
 pytest.importorskip("openenv", reason="the openenv extra (openenv-core) is not installed")
 
-from openenv_support import play_lockstep
+from openenv_support import pick, play_lockstep, record
 
 import seed_envs  # noqa: F401  (registers the ids)
 from seed_envs.integrations.openenv.server import ServerThread, create_app
@@ -90,6 +92,38 @@ def test_the_remote_env_plays_the_local_trajectory(served, remote):
     ]
     played = [play_lockstep(env_id, local, remote, reset, seed=i, expert=i % 2 == 0) for i, reset in enumerate(resets)]
     assert any(won for _, won in played[::2]), "the expert won no episode, so no winning step was compared"
+    local.close()
+
+
+def test_concurrent_sessions_play_their_own_trajectories(served):
+    """Four sessions play four tasks at once, from four threads; each plays what the local env
+    plays alone (the server calls its envs one at a time: ALFWorld's parser is process-wide)."""
+    env_id, kwargs, url = served
+    played: dict[int, tuple[list[str], list[tuple]]] = {}
+
+    def play(index: int) -> None:
+        env, rng = gym.make("seed/Remote-v0", url=url), random.Random(index)
+        _, info = env.reset(options={"split": "valid_seen", "index": index})
+        actions, records = [], []
+        for _ in range(8):
+            actions.append(pick(env_id, info, rng))
+            *step, info = env.step(actions[-1])
+            records.append(record(*step, info))
+            if step[2] or step[3]:
+                break
+        env.close()
+        played[index] = (actions, records)
+
+    threads = [threading.Thread(target=play, args=(index,)) for index in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert sorted(played) == [0, 1, 2, 3], "a session failed (its error is printed above)"
+    local = gym.make(env_id, **kwargs)
+    for index, (actions, records) in played.items():
+        local.reset(options={"split": "valid_seen", "index": index})
+        assert [record(*local.step(action)) for action in actions] == records, f"session {index} differs"
     local.close()
 
 

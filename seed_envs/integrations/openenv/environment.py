@@ -39,37 +39,46 @@ class SessionClosedError(RuntimeError):
 class SeedOpenEnv(Environment[SeedAction, SeedObservation, SeedState]):
     """One session's seed env behind OpenEnv's ``reset``/``step``/``state``.
 
-    ``idle_timeout_s`` only words the message of a request that arrives after the server
-    expired the session (the server's reaper does the expiring).
+    ``lock`` is held around every call into the env (building it included). The server gives
+    all its sessions one lock: some envs' engines keep process-wide state that two threads must
+    not use at once (ALFWorld's PDDL parser, in textworld), and Python runs one thread at a time
+    anyway. ``idle_timeout_s`` only words the message of a request that arrives after the
+    server expired the session (the server's reaper does the expiring).
     """
 
-    #: Every session builds its own Gymnasium env, so sessions share no state.
+    #: Every session builds its own Gymnasium env, so sessions share no episode state.
     SUPPORTS_CONCURRENT_SESSIONS = True
 
     def __init__(
-        self, env_id: str, env_kwargs: Mapping[str, Any] | None = None, idle_timeout_s: float | None = None
+        self,
+        env_id: str,
+        env_kwargs: Mapping[str, Any] | None = None,
+        idle_timeout_s: float | None = None,
+        lock: threading.Lock | None = None,
     ) -> None:
         super().__init__()
         self.env_id = env_id
         self.idle_timeout_s = idle_timeout_s
-        # Without Gymnasium's passive checker: after a reset that raised (a bad task id, say), its
-        # next step fails on the data it never got (gymnasium 1.x), which would end the session.
-        self._env: gym.Env | None = gym.make(env_id, disable_env_checker=True, **dict(env_kwargs or {}))
-        seed_env = self._env.unwrapped
-        if not isinstance(seed_env, SeedEnv):
-            self._env.close()
-            raise TypeError(f"{env_id} is not a seed env ({type(seed_env).__name__}); serve one of seed_envs.env_ids()")
-        self._state = SeedState(
-            env_id=env_id,
-            max_text_length=seed_env.max_text_length,
-            max_action_length=seed_env.max_action_length,
-            image_shape=seed_env.image_shape,
-            render_modes=list(seed_env.metadata.get("render_modes", [])),
-            task_counts={split: seed_env.task_count(split) for split in SPLITS},
-        )
+        # Also keeps the server's reaper from closing the env while a request runs on it.
+        self._lock = lock or threading.Lock()
+        with self._lock:
+            # Without Gymnasium's passive checker: after a reset that raised (a bad task id, say), its
+            # next step fails on the data it never got (gymnasium 1.x), which would end the session.
+            env = gym.make(env_id, disable_env_checker=True, **dict(env_kwargs or {}))
+            seed_env = env.unwrapped
+            if not isinstance(seed_env, SeedEnv):
+                env.close()
+                raise TypeError(f"{env_id} is not a seed env ({type(seed_env).__name__}); serve one of env_ids()")
+            self._state = SeedState(
+                env_id=env_id,
+                max_text_length=seed_env.max_text_length,
+                max_action_length=seed_env.max_action_length,
+                image_shape=seed_env.image_shape,
+                render_modes=list(seed_env.metadata.get("render_modes", [])),
+                task_counts={split: seed_env.task_count(split) for split in SPLITS},
+            )
+        self._env: gym.Env | None = env
         self._started = False
-        # The server's reaper may close the env from another thread while a request runs.
-        self._lock = threading.Lock()
 
     # --------------------------------------------------------------- OpenEnv API
     def reset(
@@ -84,13 +93,12 @@ class SeedOpenEnv(Environment[SeedAction, SeedObservation, SeedState]):
             raise InvalidRequestError(
                 f"unknown reset argument(s) {', '.join(sorted(unknown))}; expected {', '.join(RESET_ARGUMENTS)}"
             )
-        if options is not None and not isinstance(options, dict):
-            raise InvalidRequestError(f"reset options must be an object, got {type(options).__name__}")
         with self._lock:
             env = self._open_env()
+            self._check_options(options, env)
             try:
                 obs, info = env.reset(seed=seed, options=options)
-            except (ValueError, IndexError, TypeError) as error:
+            except ValueError as error:  # an unknown split or task id (SeedEnv's own checks)
                 raise InvalidRequestError(f"reset failed: {error}") from error
             self._started = True
             self._state.episode_id = episode_id
@@ -129,6 +137,25 @@ class SeedOpenEnv(Environment[SeedAction, SeedObservation, SeedState]):
                 self._env = None
 
     # --------------------------------------------------------------- helpers
+    def _check_options(self, options: object, env: gym.Env) -> None:
+        """Raise InvalidRequestError for options the env would reject with an IndexError (an
+        index out of range; other bad options raise ValueError there). Unknown keys are ignored,
+        as the env ignores them."""
+        if options is None:
+            return
+        if not isinstance(options, dict):
+            raise InvalidRequestError(f"reset options must be an object, got {type(options).__name__}")
+        if options.get("task_id") is not None or options.get("index") is None:
+            return
+        split = options.get("split") or env.unwrapped.split
+        count = self._state.task_counts.get(split)
+        try:
+            index = int(options["index"])
+        except (TypeError, ValueError):
+            raise InvalidRequestError(f"reset option index must be an integer, got {options['index']!r}") from None
+        if index < 0 or (count is not None and index >= count):
+            raise InvalidRequestError(f"index {index} out of range for split {split!r} with {count} tasks")
+
     def _open_env(self) -> gym.Env:
         if self._env is None:
             after = f" after {self.idle_timeout_s:g} s without a request" if self.idle_timeout_s else ""

@@ -92,7 +92,8 @@ def create_app(
     max_sessions: int = DEFAULT_MAX_SESSIONS,
     idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
 ) -> FastAPI:
-    """OpenEnv's app serving ``gym.make(env_id, **env_kwargs)``, one env per session.
+    """OpenEnv's app serving ``gym.make(env_id, **env_kwargs)``, one env per session; the
+    sessions' envs are called one at a time.
 
     ``app.state.openenv`` is the ``HTTPEnvServer`` (its ``active_sessions`` count the open ones).
     """
@@ -100,7 +101,8 @@ def create_app(
         raise ValueError(f"max_sessions must be at least 1, got {max_sessions}")
     if not idle_timeout_s > 0:
         raise ValueError(f"idle_timeout_s must be positive, got {idle_timeout_s}")
-    factory = functools.partial(SeedOpenEnv, env_id, dict(env_kwargs or {}), idle_timeout_s)
+    # One lock for all sessions' envs: see SeedOpenEnv (some engines share process-wide state).
+    factory = functools.partial(SeedOpenEnv, env_id, dict(env_kwargs or {}), idle_timeout_s, threading.Lock())
     server = HTTPEnvServer(
         factory,
         SeedAction,
