@@ -80,11 +80,11 @@ class RemoteSeedEnv(gym.Env[dict[str, Any], str]):
         message_timeout_s: float = 120.0,
     ) -> None:
         client = SeedEnvClient(url, connect_timeout_s=connect_timeout_s, message_timeout_s=message_timeout_s).sync()
-        client.connect()
         try:
+            client.connect()
             spec: SeedState = client.state()
         except BaseException:
-            client.close()
+            client.close()  # also stops the client's event-loop thread
             raise
         self._client: Any = client
         self.url = url

@@ -1,7 +1,7 @@
 """A registered seed env as an OpenEnv ``Environment``: one Gymnasium env per session.
 
 The server builds one :class:`SeedOpenEnv` per session (``gym.make(env_id, **env_kwargs)``, with
-the registered time limit), so sessions share nothing. ``reset`` takes Gymnasium's ``seed`` and
+the registered time limit), so sessions share no episode. ``reset`` takes Gymnasium's ``seed`` and
 ``options``; ``step`` a :class:`SeedAction`. Errors a caller can fix are raised as
 :class:`InvalidRequestError` (bad reset arguments), :class:`NoEpisodeError` (a step before any
 reset) or :class:`SessionClosedError` (the session expired or was closed); the server answers
@@ -153,7 +153,7 @@ class SeedOpenEnv(Environment[SeedAction, SeedObservation, SeedState]):
             index = int(options["index"])
         except (TypeError, ValueError):
             raise InvalidRequestError(f"reset option index must be an integer, got {options['index']!r}") from None
-        if index < 0 or (count is not None and index >= count):
+        if count is not None and not 0 <= index < count:  # SeedEnv's own range check
             raise InvalidRequestError(f"index {index} out of range for split {split!r} with {count} tasks")
 
     def _open_env(self) -> gym.Env:
