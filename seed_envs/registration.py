@@ -17,7 +17,8 @@ import gymnasium as gym
 class EnvEntry:
     id: str
     entry_point: str
-    max_episode_steps: int
+    #: None: the env ends its own episodes (a remote env: the server's time limit applies).
+    max_episode_steps: int | None
     kwargs: dict[str, Any] = field(default_factory=dict)
     #: Drives a real browser (Chromium): left out of default runs over "every env".
     needs_browser: bool = False
@@ -34,10 +35,16 @@ ENVS: tuple[EnvEntry, ...] = (
     EnvEntry("seed/Corridor-v0", "seed_envs.corridor.env:CorridorEnv", 6),
 )
 
+#: Gymnasium clients of seed envs served elsewhere: not envs of their own, so not in ENVS or env_ids().
+REMOTE_ENVS: tuple[EnvEntry, ...] = (
+    # `gym.make("seed/Remote-v0", url=...)`: an env that `seed serve env` serves over OpenEnv
+    EnvEntry("seed/Remote-v0", "seed_envs.integrations.openenv.client:RemoteSeedEnv", None),
+)
+
 
 def register_envs() -> None:
-    """Register every id in :data:`ENVS` that is not registered yet (idempotent)."""
-    for entry in ENVS:
+    """Register every id in :data:`ENVS` and :data:`REMOTE_ENVS` that is not registered yet (idempotent)."""
+    for entry in (*ENVS, *REMOTE_ENVS):
         if entry.id not in gym.registry:
             gym.register(
                 id=entry.id,

@@ -26,3 +26,11 @@ def test_demo_prints_a_table_with_both_agents(capsys):
 def test_seed_is_installed_as_a_command():
     result = subprocess.run([sys.executable, "-m", "seed_rl.cli", "--help"], capture_output=True, text=True)
     assert result.returncode == 0 and "demo" in result.stdout
+
+
+def test_serve_env_without_the_openenv_extra_names_it(monkeypatch, capsys):
+    for name in [m for m in sys.modules if m.startswith("seed_envs.integrations.openenv.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "openenv", None)  # as if the extra were not installed
+    assert main(["serve", "env", "--env", "seed/Corridor-v0"]) == 2
+    assert "'openenv' extra" in capsys.readouterr().err

@@ -239,3 +239,13 @@ def test_the_contract_check_catches_a_leaking_or_empty_anchor():
         check_rejections_keep_the_anchor(Leaking())
     with pytest.raises(AssertionError, match="non-empty str"):
         check_seed_env(Empty())
+
+
+def test_the_remote_client_is_registered_apart_from_the_envs(monkeypatch):
+    spec = gym.spec("seed/Remote-v0")
+    assert spec.max_episode_steps is None  # the server's env keeps its own time limit
+    assert "seed/Remote-v0" not in seed_envs.env_ids()
+    monkeypatch.delitem(sys.modules, "seed_envs.integrations.openenv.client", raising=False)
+    monkeypatch.setitem(sys.modules, "openenv", None)  # as if the extra were not installed
+    with pytest.raises(ImportError, match=r"'openenv' extra.*pip install 'seed-agentic-rl\[openenv\]'"):
+        gym.make("seed/Remote-v0", url="http://127.0.0.1:9")

@@ -1,4 +1,4 @@
-"""``seed serve <thing>``: run a local server (WebShop site, retrieval API). Binds 127.0.0.1."""
+"""``seed serve <thing>``: run a local server (WebShop site, retrieval API, any env over OpenEnv). Binds 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from seed_envs.cli import add_env_commands
 SERVE_TARGETS: dict[str, str] = {
     "retriever": "seed_envs.searchqa.cli",
     "webshop": "seed_envs.webshop.cli",
+    "env": "seed_envs.integrations.openenv.cli",
 }
 
 
