@@ -194,3 +194,18 @@ def test_an_env_without_an_expert_gets_an_error_naming_it(monkeypatch):
     cfg = tiny_warm_config(f"env={env_id}")
     with pytest.raises(NoExpertError, match=env_id):
         run_warm_start(cfg, tiny_random_policy())
+
+
+def test_a_comparison_from_a_warm_start_evaluates_the_warm_started_model_as_its_start(tmp_path):
+    from seed_rl.compare.arm_summary import start_label
+    from seed_rl.compare.comparison import evaluate_untrained
+
+    cfg = tiny_warm_config("warm_start_epochs=1")
+    tasks = {"valid_unseen": [0, 1]}
+    start = evaluate_untrained(cfg, tasks, (0,), tmp_path)
+    assert start["valid_unseen"]["policy"] == "warm start" and start_label(start) == "warm start"
+    base = evaluate_untrained(dataclasses.replace(cfg, warm_start="none"), tasks, (0,), tmp_path / "base")
+    assert start_label(base) == "untrained"
+    # the saved evaluation is not reused for another warm start
+    stamp = json.loads((tmp_path / "untrained_evaluation.json").read_text())
+    assert stamp["warm_start"] == warm_start_key(cfg)

@@ -146,6 +146,11 @@ def seed_differences(arm: ArmSummary, reference: ArmSummary, split: str, key: st
     return [mine[s] - theirs[s] for s in sorted(set(mine) & set(theirs))]
 
 
+def start_label(untrained: dict[str, dict[str, Any]]) -> str:
+    """The name of the row every arm starts from: ``untrained``, or ``warm start`` (its evaluation says)."""
+    return str(next(iter(untrained.values()), {}).get("policy", "untrained"))
+
+
 def family_names(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary], split: str) -> list[str]:
     """Every task family that the untrained model or any arm met on ``split``, sorted."""
     return sorted(set(family_estimates(untrained[split])) | {f for a in arms for f in a.families(split)})

@@ -264,9 +264,15 @@ def evaluation_protocol(cfg: TrainConfig) -> dict[str, Any]:
 def evaluate_untrained(
     cfg: TrainConfig, eval_tasks: dict[str, list[int]], eval_seeds: tuple[int, ...], out: Path
 ) -> dict[str, dict[str, Any]]:
-    """The base model (no Stage 1, no RL) on the same tasks, per split: the row every arm starts from."""
+    """The model every arm starts from, before Stage 1 and RL, on the same tasks, per split: the base
+    model, or with ``warm_start`` the warm-started one (each split's summary then says so under
+    ``"policy"``: :func:`~seed_rl.compare.arm_summary.start_label`)."""
     path = out / "untrained_evaluation.json"
     stamp = {"tasks": eval_tasks, "seeds": list(eval_seeds), "model": cfg.model, "protocol": evaluation_protocol(cfg)}
+    if cfg.warm_start != "none":
+        from seed_rl.train.warm_start import warm_start_key
+
+        stamp["warm_start"] = warm_start_key(cfg)
     if path.is_file():
         saved = json.loads(path.read_text(encoding="utf-8"))
         if all(saved.get(k) == v for k, v in stamp.items()):
@@ -278,6 +284,10 @@ def evaluate_untrained(
     policy = load_named_policy(
         cfg.model, dtype=cfg.dtype, vlm=cfg.visual, seed=cfg.seed, batch_size=cfg.sample_batch_size
     )
+    if cfg.warm_start != "none":
+        from seed_rl.train.warm_start import run_warm_start
+
+        run_warm_start(cfg, policy)  # (trained into the cache here the first time: the arms then load it)
     builder = run_prompt_builder(cfg)
     sampling = eval_sampling(cfg)
     by_split = {
@@ -294,6 +304,8 @@ def evaluate_untrained(
         ).summary()
         for split, tasks in eval_tasks.items()
     }
+    if cfg.warm_start != "none":
+        by_split = {split: {**summary, "policy": "warm start"} for split, summary in by_split.items()}
     out.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({**stamp, "by_split": by_split}, indent=1), encoding="utf-8")
     return by_split

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from seed_rl.compare.arm_summary import ArmSummary, family_estimates, family_names, summary_estimate
+from seed_rl.compare.arm_summary import ArmSummary, family_estimates, family_names, start_label, summary_estimate
 from seed_rl.compare.arms import ARMS
 from seed_rl.stats import Estimate
 
@@ -53,7 +53,7 @@ def plot_comparison(path: Path, untrained: dict[str, dict[str, Any]], arms: Sequ
     curves.legend(fontsize=8)
 
     estimates = [summary_estimate(untrained[split]), *[a.success(split) for a in shown]]
-    names = ["untrained", *[a.name for a in shown]]
+    names = [start_label(untrained), *[a.name for a in shown]]
     bars.bar(names, [e.mean for e in estimates], yerr=error_bars(estimates), capsize=4,
              color=["grey", *[colours[a.name] for a in shown]])  # fmt: skip
     bars.set(ylim=(0, 1), ylabel="success", title=f"{split}, n={untrained[split]['episodes']} per run (95% CI)")
@@ -62,7 +62,7 @@ def plot_comparison(path: Path, untrained: dict[str, dict[str, Any]], arms: Sequ
     if families:
         ax = rest.pop(0)
         width = 0.8 / (len(shown) + 1)
-        rows = [("untrained", "grey", family_estimates(untrained[split]))]
+        rows = [(start_label(untrained), "grey", family_estimates(untrained[split]))]
         rows += [(a.name, colours[a.name], a.families(split)) for a in shown]
         for k, (name, colour, found) in enumerate(rows):
             xs = [i + (k - len(rows) / 2 + 0.5) * width for i in range(len(families))]

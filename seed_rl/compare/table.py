@@ -21,6 +21,7 @@ from seed_rl.compare.arm_summary import (
     family_names,
     paired_difference,
     seed_differences,
+    start_label,
     summary_estimate,
 )
 from seed_rl.compare.arms import ARMS
@@ -66,7 +67,7 @@ def main_table(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary],
     ]
     rows = [
         [
-            "untrained",
+            start_label(untrained),
             *[_percent(summary_estimate(untrained[s])) for s in splits],
             _percent(summary_estimate(untrained[first], "invalid")),
             *[""] * (len(headers) - len(splits) - 2),
@@ -177,7 +178,7 @@ def family_table(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary
     names = family_names(untrained, arms, split)
     if not names:
         return ""
-    rows = [["untrained", *[_family_cell(family_estimates(untrained[split]), f) for f in names]]]
+    rows = [[start_label(untrained), *[_family_cell(family_estimates(untrained[split]), f) for f in names]]]
     rows += [[arm_label(arm), *[_family_cell(arm.families(split), f) for f in names]] for arm in arms]
     return markdown_table(["arm", *names], rows)
 
@@ -191,8 +192,8 @@ def episodes_table(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSumma
     if not any(len(points) > 1 for points in curves.values()):
         return ""
     episodes = sorted({e for points in curves.values() for e in points})
-    headers = ["arm", "0 (untrained)", *map(str, episodes)]
-    rows = [["untrained", _percent(summary_estimate(untrained[split])), *[""] * len(episodes)]]
+    headers = ["arm", f"0 ({start_label(untrained)})", *map(str, episodes)]
+    rows = [[start_label(untrained), _percent(summary_estimate(untrained[split])), *[""] * len(episodes)]]
     rows += [
         [name, "", *[_percent(points[e]) if e in points else "" for e in episodes]] for name, points in curves.items()
     ]
