@@ -48,13 +48,12 @@ from seed_rl.train.run_setup import (
     UNBOUNDED_TASKS,
     run_analyzer_settings,
     run_env_kwargs,
-    run_lora_settings,
     run_prompt_builder,
     run_sampling,
     train_task_pool,
 )
 from seed_rl.train.skill_pass import AnalyzerSettings, external_analyzer, write_skills
-from seed_rl.train.supervised import fit_rows, pair_rows
+from seed_rl.train.supervised import CachedAdapter, adapter_learner, fit_rows, pair_rows
 
 #: Random-action rates of the noisy expert, cycled over its episodes.
 NOISE_LEVELS = (0.0, 0.25, 0.5, 0.75)
@@ -115,26 +114,13 @@ def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> d
     """Train (or load from the cache) the Stage-1 adapter and merge it into ``policy.model``;
     returns the report (parse rates before and after, pairs, seconds, whether it was cached)."""
     started = time.perf_counter()
-    cache = cache_dir("stage1", stage1_key(cfg))
-    learner = Learner(
-        policy,
-        finetune="lora",
-        lora=run_lora_settings(cfg),
-        lr=cfg.sft_lr,
-        token_budget=cfg.token_budget,
-        memory_budget_gb=cfg.memory_budget_gb,
-        keep_reference=False,
-        gradient_checkpointing=cfg.gradient_checkpointing,
-    )
+    cache = CachedAdapter(cache_dir("stage1", stage1_key(cfg)), ADAPTER_FILE, REPORT_FILE)
+    learner = adapter_learner(cfg, policy, cfg.sft_lr)
     settings = replace(run_analyzer_settings(cfg), failed_only=False)  # Stage 1 measures every episode
-    if (cache / ADAPTER_FILE).is_file() and (cache / REPORT_FILE).is_file():
-        from safetensors.torch import load_file
-
-        learner.load_trainable_state(load_file(str(cache / ADAPTER_FILE)))
-        report = json.loads((cache / REPORT_FILE).read_text(encoding="utf-8"))
-        report["cached"] = True
+    report = cache.load(learner)
+    if report is not None:
         print(
-            f"Stage 1: adapter loaded from {cache} (parse rate {report['parse_rate_before']:.2f} -> "
+            f"Stage 1: adapter loaded from {cache.folder} (parse rate {report['parse_rate_before']:.2f} -> "
             f"{report['parse_rate_after']:.2f} when it was trained)",
             flush=True,
         )
@@ -164,10 +150,7 @@ def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> d
             "seconds": time.perf_counter() - started,
             "cached": False,
         }
-        from safetensors.torch import save_file
-
-        save_file({k: v.contiguous() for k, v in learner.trainable_state().items()}, str(cache / ADAPTER_FILE))
-        atomic_write_text(cache / REPORT_FILE, json.dumps(report, indent=1))
+        cache.save(learner, report)
         print(
             f"Stage 1: analyzer parse rate {before['parse_rate']:.2f} -> {after['parse_rate']:.2f}, skills "
             f"naming the trajectory's objects or actions {after['mentions']:.2f} ({report['seconds']:.0f} s)",

@@ -6,20 +6,68 @@ reply tokens of :data:`PAIRS_PER_STEP` pairs (micro-batched by the learner's tok
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
 from seed_agent.chat import ChatPrompt
 from seed_agent.policies.hf import TransformersPolicy
+from seed_envs.files import atomic_write_text
 from seed_rl.algo.losses import token_mean
+from seed_rl.config import TrainConfig
 from seed_rl.progress import bar
 from seed_rl.train.learner import Learner, ScoreRow
+from seed_rl.train.run_setup import run_lora_settings
 
 #: Pairs per optimizer step.
 PAIRS_PER_STEP = 4
+
+
+def adapter_learner(cfg: TrainConfig, policy: TransformersPolicy, lr: float) -> Learner:
+    """A LoRA learner over ``policy`` with the run's adapters and budgets, no KL reference: the
+    learner of a supervised stage whose adapter is merged into the weights afterwards."""
+    return Learner(
+        policy,
+        finetune="lora",
+        lora=run_lora_settings(cfg),
+        lr=lr,
+        token_budget=cfg.token_budget,
+        memory_budget_gb=cfg.memory_budget_gb,
+        keep_reference=False,
+        gradient_checkpointing=cfg.gradient_checkpointing,
+    )
+
+
+@dataclass(frozen=True)
+class CachedAdapter:
+    """A supervised stage's adapter and report in its cache folder (keyed by what determines them)."""
+
+    folder: Path
+    adapter_file: str
+    report_file: str
+
+    def load(self, learner: Learner) -> dict[str, Any] | None:
+        """Load the cached adapter into ``learner`` and return its report (``cached`` set); None when
+        the cache does not hold both files."""
+        adapter, report = self.folder / self.adapter_file, self.folder / self.report_file
+        if not (adapter.is_file() and report.is_file()):
+            return None
+        from safetensors.torch import load_file
+
+        learner.load_trainable_state(load_file(str(adapter)))
+        return {**json.loads(report.read_text(encoding="utf-8")), "cached": True}
+
+    def save(self, learner: Learner, report: dict[str, Any]) -> None:
+        from safetensors.torch import save_file
+
+        state = {k: v.contiguous() for k, v in learner.trainable_state().items()}
+        save_file(state, str(self.folder / self.adapter_file))
+        atomic_write_text(self.folder / self.report_file, json.dumps(report, indent=1))
 
 
 def pair_rows(

@@ -43,8 +43,8 @@ from seed_rl.progress import bar
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
 from seed_rl.train.expert import NoisyExpertAgent
 from seed_rl.train.learner import Learner
-from seed_rl.train.run_setup import run_env_kwargs, run_lora_settings, run_prompt_builder, train_task_pool
-from seed_rl.train.supervised import fit_rows, mean_nll, pair_rows
+from seed_rl.train.run_setup import run_env_kwargs, run_prompt_builder, train_task_pool
+from seed_rl.train.supervised import CachedAdapter, adapter_learner, fit_rows, mean_nll, pair_rows
 
 ADAPTER_FILE = "warm_start_adapter.safetensors"
 REPORT_FILE = "warm_start_report.json"
@@ -195,30 +195,14 @@ def run_warm_start(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path |
     if cfg.warm_start != "expert":
         raise ValueError(f"warm_start={cfg.warm_start!r}: nothing to run (the warm start is warm_start=expert)")
     started = time.perf_counter()
-    cache = cache_dir("warm_start", warm_start_key(cfg))
-    learner = Learner(
-        policy,
-        finetune="lora",
-        lora=run_lora_settings(cfg),
-        lr=cfg.warm_start_lr,
-        token_budget=cfg.token_budget,
-        memory_budget_gb=cfg.memory_budget_gb,
-        keep_reference=False,
-        gradient_checkpointing=cfg.gradient_checkpointing,
-    )
-    if (cache / ADAPTER_FILE).is_file() and (cache / REPORT_FILE).is_file():
-        from safetensors.torch import load_file
-
-        learner.load_trainable_state(load_file(str(cache / ADAPTER_FILE)))
-        report = json.loads((cache / REPORT_FILE).read_text(encoding="utf-8"))
-        report["cached"] = True
-        print(f"warm start: adapter loaded from {cache}", flush=True)
+    cache = CachedAdapter(cache_dir("warm_start", warm_start_key(cfg)), ADAPTER_FILE, REPORT_FILE)
+    learner = adapter_learner(cfg, policy, cfg.warm_start_lr)
+    report = cache.load(learner)
+    if report is not None:
+        print(f"warm start: adapter loaded from {cache.folder}", flush=True)
     else:
         report = _train(cfg, policy, learner, started)
-        from safetensors.torch import save_file
-
-        save_file({k: v.contiguous() for k, v in learner.trainable_state().items()}, str(cache / ADAPTER_FILE))
-        atomic_write_text(cache / REPORT_FILE, json.dumps(report, indent=1))
+        cache.save(learner, report)
     policy.model = learner.peft_model.merge_and_unload()
     if run_dir is not None:
         run_dir.mkdir(parents=True, exist_ok=True)
