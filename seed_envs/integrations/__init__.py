@@ -1,0 +1,1 @@
+"""Adapters that expose the seed envs to other frameworks' protocols."""
