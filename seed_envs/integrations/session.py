@@ -124,6 +124,8 @@ class EpisodeSession:
         self._reset_state()
 
     def _reset_state(self) -> None:
+        #: The actions played this episode, in order (an action after the end is not played).
+        self.actions: list[str] = []
         self.steps = 0
         self.total_reward = 0.0
         self.done = False
@@ -175,6 +177,7 @@ class EpisodeSession:
                 image=self.image,
             )
         obs, reward, terminated, truncated, info = self.env.step(str(action))
+        self.actions.append(str(action))
         self._info = info
         self.image = obs.get("image")
         self.steps += 1

@@ -97,6 +97,11 @@ class SeedToolEnv:
         return self._session.steps
 
     @property
+    def actions(self) -> list[str]:
+        """The actions played this episode, in order."""
+        return list(self._session.actions)
+
+    @property
     def done(self) -> bool:
         return self._session.done
 
@@ -131,13 +136,36 @@ def task_dataset(
     count: int = 64,
     start: int = 0,
     instructions: str = TOOL_INSTRUCTIONS,
+    examples: int = 0,
     **env_kwargs: Any,
 ) -> Dataset:
-    """A dataset of ``count`` tasks of a split, one row each: ``prompt`` (a system message with
-    ``instructions`` and an empty user message that ``reset`` fills) and ``task_id``."""
+    """A dataset of ``count`` tasks of a split, one row each: ``prompt`` and ``task_id``.
+
+    The prompt is a system message with ``instructions`` and an empty user message that
+    ``reset`` fills with the task. ``examples=n`` puts n worked moves between them, as earlier
+    turns (:func:`example_turns`, on tasks of another split): small models need them to call
+    the tool at all."""
     ids = task_ids(env_id, split, count, start, **env_kwargs)
-    prompt = [{"role": "system", "content": instructions}, {"role": "user", "content": ""}]
+    other = "valid_seen" if split == "valid_unseen" else "valid_unseen"
+    turns = [turn for index in range(examples) for turn in example_turns(env_id, other, index, **env_kwargs)]
+    prompt = [{"role": "system", "content": instructions}, *turns, {"role": "user", "content": ""}]
     return Dataset.from_dict({"prompt": [prompt] * len(ids), "task_id": ids})
+
+
+def example_turns(env_id: str, split: str, index: int = 0, **env_kwargs: Any) -> list[dict[str, Any]]:
+    """One worked move as two chat turns: the opening of task ``index`` of ``split`` (its text),
+    then an assistant turn calling ``act`` with the env's expert move. The tool's answer is left
+    out: shown one, a small model goes on to write tool answers itself instead of calls."""
+    session = EpisodeSession(env_id, split, **env_kwargs)
+    try:
+        opening = session.reset(index=index)
+        plan = session.env.unwrapped.expert_plan()
+    finally:
+        session.close()
+    if not plan:
+        raise ValueError(f"{env_id} has no expert plan for task {session.task_id}, so no example to show")
+    call = {"type": "function", "function": {"name": "act", "arguments": {"action": plan[0]}}}
+    return [{"role": "user", "content": opening}, {"role": "assistant", "content": "", "tool_calls": [call]}]
 
 
 def score_reward(environments: Sequence[SeedToolEnv], **_: Any) -> list[float]:
