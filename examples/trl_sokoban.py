@@ -5,12 +5,14 @@
     python examples/trl_sokoban.py --steps 3 --out runs/trl_sokoban
 
 Each step draws ``--tasks`` rooms whose shortest solution is one move and plays each
-``--generations`` times: the model calls the ``act`` tool with a move, the env answers. The
-rewards are the env's own: its score (fraction of boxes on targets) and the sum of its per-step
-rewards (-0.1 a move, +1 a box onto a target, +10 the room solved). SmolLM2's chat template has
-no tool calls, so the tokenizer gets Qwen2.5's (the same ChatML tokens plus tool calls), which TRL
-knows how to parse; and the prompt shows two worked moves, without which a model this small
-hardly ever calls the tool.
+``--generations`` times: the model calls the ``act`` tool with a move, and that move ends the
+episode (one move per episode; the 48-token completion budget leaves no room for the env's
+answer, which TRL then drops). The rewards are the env's own: its score (fraction of boxes on
+targets) and the sum of its rewards (-0.1 a move, +1 a box onto a target, +10 the room solved).
+
+SmolLM2's chat template has no tool calls, so the tokenizer gets Qwen2.5's (the same ChatML tokens
+plus tool calls), which TRL knows how to parse; and the prompt shows two worked moves, without
+which a model this small hardly ever calls the tool.
 
 Prints one line per step and writes ``metrics.jsonl`` (TRL's log of each step) and
 ``rollouts.jsonl`` (each rollout's task, actions, score and return) under ``--out``.
@@ -27,18 +29,19 @@ from pathlib import Path
 from typing import Any
 
 ENV_ID = "seed/Sokoban-v0"
-#: Text observations (a text model), rooms one move from solved, and at most three moves.
-ENV_KWARGS = {"observation_mode": "text", "max_solution_moves": 1, "max_episode_steps": 3}
+#: Text observations (a text model), rooms one move from solved, one move per episode.
+ENV_KWARGS = {"observation_mode": "text", "max_solution_moves": 1, "max_episode_steps": 1}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=3, help="optimizer steps (default 3)")
     parser.add_argument("--tasks", type=int, default=1, help="rooms per step (default 1)")
-    parser.add_argument("--generations", type=int, default=8, help="rollouts per room, GRPO's group (default 8)")
+    parser.add_argument("--generations", type=int, default=6, help="rollouts per room, GRPO's group (default 6)")
     parser.add_argument(
-        "--max-completion-length", type=int, default=160, help="tokens per rollout, tool answers included (160)"
+        "--max-completion-length", type=int, default=48, help="tokens per rollout, tool answers included (48)"
     )
+    parser.add_argument("--micro-batch", type=int, default=2, help="rollouts per forward/backward pass (default 2)")
     parser.add_argument("--learning-rate", type=float, default=1e-5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (default: torch's choice)")
@@ -90,7 +93,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     config = GRPOConfig(
         output_dir=str(args.out),
         num_generations=args.generations,
-        per_device_train_batch_size=args.tasks * args.generations,
+        per_device_train_batch_size=args.micro_batch,
+        gradient_accumulation_steps=_accumulation(args.tasks * args.generations, args.micro_batch),
         max_steps=args.steps,
         max_completion_length=args.max_completion_length,
         max_tool_calling_iterations=ENV_KWARGS["max_episode_steps"],
@@ -119,6 +123,13 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         for entry in steps:
             out.write(json.dumps({k: v for k, v in entry.items() if not _is_nan(v)}) + "\n")
     return steps
+
+
+def _accumulation(rollouts: int, micro_batch: int) -> int:
+    """Micro-batches per optimizer step, so that one step trains on one generation of every rollout."""
+    if micro_batch < 1 or rollouts % micro_batch:
+        raise SystemExit(f"--micro-batch ({micro_batch}) must divide the rollouts per step ({rollouts})")
+    return rollouts // micro_batch
 
 
 def _is_nan(value: object) -> bool:

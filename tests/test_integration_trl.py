@@ -13,7 +13,7 @@ import copy
 import json
 
 import pytest
-from integration_support import TEXT_ENVS, expert_outcome, expert_script, scripted_action
+from integration_support import TEXT_ENVS, expert_outcome, expert_plans, expert_script, scripted_action
 
 pytest.importorskip("trl", reason="the trl extra is not installed")
 pytest.importorskip("torch")
@@ -125,9 +125,9 @@ def test_a_grpo_step_plays_each_task_through_the_act_tool_and_its_outcome_is_the
     assert log["tools/failure_frequency"] == 0.0
 
 
-def test_the_return_reward_sums_the_env_rewards_of_the_rollout(tmp_path):
+def test_the_return_reward_sums_the_env_rewards_of_the_rollout_after_worked_examples(tmp_path):
     env_id, env_kwargs = "seed/Sokoban-v0", {"observation_mode": "text", "max_solution_moves": 2}
-    dataset = task_dataset(env_id, "valid_seen", count=1, **env_kwargs)
+    dataset = task_dataset(env_id, "valid_seen", count=1, examples=1, **env_kwargs)
     script = expert_script(env_id, "valid_seen", dataset["task_id"], env_kwargs)
     factory = environment_factory(env_id, "valid_seen", **env_kwargs)
     trainer = scripted_trainer(tmp_path, factory, dataset, script, [return_reward])
@@ -135,6 +135,27 @@ def test_the_return_reward_sums_the_env_rewards_of_the_rollout(tmp_path):
     outcome = expert_outcome(env_id, "valid_seen", dataset["task_id"][0], env_kwargs, next(iter(script.values())))
     assert outcome["total_reward"] > 1.0  # the step penalties and the solve bonus
     assert trainer.state.log_history[0]["rewards/return_reward/mean"] == pytest.approx(outcome["total_reward"])
+
+
+def test_worked_examples_show_the_expert_calling_act_on_tasks_of_another_split():
+    env_kwargs = {"observation_mode": "text"}
+    dataset = task_dataset("seed/EZPoints-v0", "train", count=3, examples=2, **env_kwargs)
+    prompt = dataset[0]["prompt"]
+    assert [m["role"] for m in prompt] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert all(row["prompt"] == prompt for row in dataset) and prompt[-1]["content"] == ""
+    plans = expert_plans(
+        "seed/EZPoints-v0", "valid_unseen", ["ezpoints/valid_unseen/0", "ezpoints/valid_unseen/1"], env_kwargs
+    )
+    for (opening, plan), user, assistant in zip(plans, prompt[1:5:2], prompt[2:5:2], strict=True):
+        assert user["content"] == opening
+        (call,) = assistant["tool_calls"]
+        assert call["function"] == {"name": "act", "arguments": {"action": plan[0]}}
+    tokenizer = copy.deepcopy(tiny_llama()[1])
+    tokenizer.chat_template = qwen2_5_chat_template
+    env = environment_factory("seed/EZPoints-v0", **env_kwargs)()
+    text = tokenizer.apply_chat_template(prompt, tools=[env.act], tokenize=False)
+    expected = json.dumps({"name": "act", "arguments": {"action": plans[0][1][0]}})
+    assert f"<tool_call>\n{expected}\n</tool_call>" in text
 
 
 def test_visual_envs_return_the_frame_with_the_text():

@@ -10,8 +10,10 @@ installs its script's packages with uv, from the package index.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -31,6 +33,7 @@ from seed_envs.integrations.verifiers import (  # noqa: E402
     load_environment,
 )
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Where the test's Python lives: the venv whose ``uv`` runs the harness (it is on PATH only when activated).
 VENV_BIN = str(Path(sys.executable).parent)
 
@@ -142,6 +145,30 @@ def test_a_visual_env_sends_each_frame_as_an_image_part():
     assert [part["type"] for part in parts] == ["image_url", "text"]
     assert parts[0]["image_url"]["url"].startswith("data:image/png;base64,")
     assert "shown in the image" in parts[1]["text"]
+
+
+@pytest.mark.usefixtures("harness_path")
+def test_vf_eval_runs_the_seed_taskset_from_the_command_line(tmp_path):
+    env_kwargs = {"max_distance": 2}
+    ids = ["corridor/valid_seen/2", "corridor/valid_seen/3"]  # two steps each
+    plans = dict(expert_plans("seed/Corridor-v0", "valid_seen", ids, env_kwargs))
+    command = [VENV_BIN + "/vf-eval", TASKSET_ID, "--env.taskset.env-id", "seed/Corridor-v0"]
+    command += ["--env.taskset.split", "valid_seen", "--env.taskset.start", "2"]
+    command += ["--env.taskset.env-kwargs", json.dumps(env_kwargs)]
+    command += ["--select.limit", "2", "-m", "scripted", "--no-push", "-o", str(tmp_path)]
+    environment = {**os.environ, "SEED_SCRIPTED_CHAT_KEY": "unused", "PYTHONPATH": str(REPO_ROOT)}
+    with ScriptedChat(scripted_player(plans)) as chat:
+        command += ["--client.base-url", chat.url, "--client.api-key-var", "SEED_SCRIPTED_CHAT_KEY"]
+        result = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    (traces,) = tmp_path.glob("*/traces.jsonl")
+    episodes = [json.loads(line) for line in traces.read_text().splitlines()]
+    assert sorted(e["task"]["data"]["task_id"] for e in episodes) == ids
+    for episode in episodes:
+        (trace,) = episode["traces"]
+        assert episode["ok"] and trace["rewards"]["score"]["score"] == 1.0
+        assert trace["metrics"] == {"won": 1.0, "steps": 2.0}
+    assert len(chat.requests) == sum(len(plan) for plan in plans.values())
 
 
 def test_bad_input_is_refused_with_a_clear_message():

@@ -20,9 +20,9 @@ pytestmark = pytest.mark.slow
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 STEPS = 3
-GENERATIONS = 8
+GENERATIONS = 6
 #: The example's env keywords (examples/trl_sokoban.py's ENV_KWARGS).
-ENV_KWARGS = {"observation_mode": "text", "max_solution_moves": 1, "max_episode_steps": 3}
+ENV_KWARGS = {"observation_mode": "text", "max_solution_moves": 1, "max_episode_steps": 1}
 
 
 def read_jsonl(path) -> list[dict]:

@@ -29,7 +29,7 @@ import numpy as np
 from PIL import Image
 
 from seed_envs.core import check_split
-from seed_envs.registration import env_ids, register_envs
+from seed_envs.registration import env_ids
 
 #: The last ``<action>...</action>`` of a reply, if it has one.
 ACTION_TAG = re.compile(r"<action>(.*?)</action>", re.DOTALL | re.IGNORECASE)
@@ -58,7 +58,6 @@ class StepResult:
 
 def check_env_id(env_id: str) -> str:
     """Return ``env_id`` if it is a seed env id, else raise a ValueError that lists them."""
-    register_envs()
     known = env_ids()
     if env_id not in known:
         raise ValueError(f"unknown env id {env_id!r}; the seed envs are: {', '.join(known)}")

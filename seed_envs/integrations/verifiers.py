@@ -47,9 +47,10 @@ TASKSET_ID = "seed-envs-verifiers"
 
 
 class SeedTasksetConfig(vf.TasksetConfig):
-    """Which tasks: a seed env id, its split, and where in the split to start."""
+    """Which tasks: a seed env id, its split, and where in the split to start. The env id
+    defaults to the toy corridor (verifiers builds a taskset's config from its id alone first)."""
 
-    env_id: str
+    env_id: str = "seed/Corridor-v0"
     split: str = "train"
     #: Index of the first task in the split.
     start: int = Field(0, ge=0)
