@@ -20,8 +20,6 @@ Differences from the local back ends, and how they are handled:
 
 from __future__ import annotations
 
-import base64
-import io
 import json
 import os
 import urllib.error
@@ -40,6 +38,7 @@ from seed_agent.policies.base import (
     content_parts,
     to_pil,
 )
+from seed_envs.images import png_data_url
 
 FINISH_REASONS = {"stop": "stop", "length": "length", "eos": "eos"}
 
@@ -164,6 +163,4 @@ def restore_stop(text: str, stop: Sequence[str]) -> str:
 
 def image_data_url(image: Any) -> str:
     """A PNG ``data:`` URL for an HxWx3 uint8 array or a PIL image."""
-    buffer = io.BytesIO()
-    to_pil(image).save(buffer, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    return png_data_url(to_pil(image))

@@ -24,8 +24,6 @@ the gate ``sigmoid(beta_opd * Delta)``, both rounded to 6 decimals.
 
 from __future__ import annotations
 
-import base64
-import io
 import json
 import math
 import os
@@ -34,6 +32,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from seed_envs.images import png_data_url
 from seed_rl.records.run_log import truncate_jsonl
 
 if TYPE_CHECKING:  # the readers (seed export, seed view) need neither torch nor the trainer
@@ -177,11 +176,9 @@ def _thumbnail(image: Any) -> str | None:
         picture = image if isinstance(image, Image.Image) else Image.fromarray(np.asarray(image))
         picture = picture.convert("RGB")
         picture.thumbnail((THUMBNAIL_SIDE, THUMBNAIL_SIDE))
-        buffer = io.BytesIO()
-        picture.save(buffer, format="PNG", optimize=True)
+        return png_data_url(picture, optimize=True)
     except Exception:  # an image the log cannot shrink is skipped, never fatal to training
         return None
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 # ------------------------------------------------------------------ reading

@@ -15,21 +15,16 @@ A seed env's action is a string and its observation ``{"text": str}`` plus, in v
 
 from __future__ import annotations
 
-import base64
-import binascii
-import io
 import math
 from collections.abc import Mapping
 from typing import Annotated, Any
 
 import numpy as np
 from openenv.core.env_server.types import Action, Observation, State
-from PIL import Image
 from pydantic import BeforeValidator, Field, PlainSerializer, PlainValidator, WithJsonSchema
 
+from seed_envs.images import decode_png_data_url, png_data_url
 from seed_envs.spaces import is_printable_text
-
-PNG_DATA_URL_PREFIX = "data:image/png;base64,"
 
 
 def encode_image(image: np.ndarray) -> str:
@@ -37,10 +32,8 @@ def encode_image(image: np.ndarray) -> str:
     array = np.asarray(image)
     if array.dtype != np.uint8 or array.ndim != 3 or array.shape[2] != 3:
         raise ValueError(f"expected an HxWx3 uint8 image, got shape {array.shape} and dtype {array.dtype}")
-    buffer = io.BytesIO()
     # Level 1: a third faster than the default 6 on the envs' frames, for a quarter more bytes.
-    Image.fromarray(array).save(buffer, format="PNG", compress_level=1)
-    return PNG_DATA_URL_PREFIX + base64.b64encode(buffer.getvalue()).decode("ascii")
+    return png_data_url(array, compress_level=1)
 
 
 def decode_image(value: object) -> np.ndarray:
@@ -49,14 +42,7 @@ def decode_image(value: object) -> np.ndarray:
         if value.dtype != np.uint8 or value.ndim != 3 or value.shape[2] != 3:
             raise ValueError(f"expected an HxWx3 uint8 image, got shape {value.shape} and dtype {value.dtype}")
         return value
-    if not isinstance(value, str) or not value.startswith(PNG_DATA_URL_PREFIX):
-        raise ValueError(f"expected an image as a {PNG_DATA_URL_PREFIX!r} data URL")
-    try:
-        data = base64.b64decode(value[len(PNG_DATA_URL_PREFIX) :], validate=True)
-        with Image.open(io.BytesIO(data)) as image:
-            return np.array(image if image.mode == "RGB" else image.convert("RGB"), dtype=np.uint8)
-    except (binascii.Error, OSError) as error:
-        raise ValueError(f"the image is not a valid base64 PNG: {error}") from None
+    return decode_png_data_url(value)  # type: ignore[arg-type]
 
 
 #: An image field: a uint8 array in Python, a PNG data URL in JSON.
