@@ -255,7 +255,13 @@ def teacher_logprobs(
     episode has a skill (``places[i]`` is train row ``i``'s (episode, step)), scored by the
     current policy without gradient. Returns them by train row, each with whether its ``h_skill``
     carried a step skill; rows without a skill are absent. Under FSDP a process with no skill row
-    still takes part in the (empty) pass."""
+    still takes part in the (empty) pass.
+
+    The rows of an episode are one group: what they share under ``h_skill`` (the prompt through
+    the skill, and the history where it is the same) runs once per episode, in the same batched
+    pass as the other episodes (:mod:`seed_agent.policies.engine.group_prefix`; the policy's
+    ``share_groups``). Rows with images, and passes under FSDP (no shared prefix there), run
+    every row whole."""
     prompts = teacher_prompts(episodes, skills, count_tokens=learner.count_tokens, max_prompt_tokens=max_prompt_tokens)
     chosen = [i for i, place in enumerate(places) if place in prompts]
     rows = []
@@ -263,7 +269,7 @@ def teacher_logprobs(
         e, s = places[i]
         step = episodes[e].rows[s]
         ((ids, vision),) = encode([step], [prompts[(e, s)]])
-        rows.append(ScoreRow(ids, list(step.token_ids), vision))
+        rows.append(ScoreRow(ids, list(step.token_ids), vision, group=e))
     with bar(len(rows), "teacher", show_progress) as progress:
         scored = learner.logprobs(rows, grad=False, temperature=temperature)
         progress.update(len(rows))
