@@ -47,10 +47,9 @@ from seed_agent.skills.annotate import annotate
 from seed_rl.config import load_config
 from seed_rl.rollout import Episode
 from seed_rl.tables import markdown_table
-from seed_rl.train.learner import ScoreRow
 from seed_rl.train.memory import peak_rss_bytes, reset_peak_rss
 from seed_rl.train.phase_timer import PhaseTimer
-from seed_rl.train.skill_pass import teacher_logprobs, teacher_prompts
+from seed_rl.train.skill_pass import teacher_logprobs, teacher_rows
 from seed_rl.train.train_rows import encode_steps, train_rows
 from seed_rl.train.trainer import Trainer
 from seed_rl.train.update import optimize
@@ -223,6 +222,9 @@ def teacher_sharing(trainer: Trainer, episodes: list[Episode], rounds: int) -> d
     places = [(e, s) for e, ep in enumerate(episodes) for s, row in enumerate(ep.rows) if row.token_ids]
     outputs: dict[str, dict] = {}
 
+    def encode(steps: list, prompts: list) -> list:
+        return encode_steps(learner, steps, prompts)
+
     def teacher(skills: list, share: bool, name: str):
         def run() -> None:
             learner.policy.share_groups = share
@@ -231,7 +233,7 @@ def teacher_sharing(trainer: Trainer, episodes: list[Episode], rounds: int) -> d
                 episodes,
                 skills,
                 places,
-                lambda steps, prompts: encode_steps(learner, steps, prompts),
+                encode,
                 max_prompt_tokens=passes.max_prompt_tokens,
                 temperature=passes.temperature,
             )
@@ -245,10 +247,8 @@ def teacher_sharing(trainer: Trainer, episodes: list[Episode], rounds: int) -> d
     for variant, skills in variants.items():
         methods[f"{variant}: whole rows"] = teacher(skills, False, f"{variant}: whole rows")
         methods[f"{variant}: shared per episode"] = teacher(skills, True, f"{variant}: shared per episode")
-    timed_update(trainer, advantage_batch(episodes, trainer.cfg), start_state)  # warm-up: first passes allocate
-    with torch.no_grad():
-        for method in methods.values():
-            method()
+    for method in methods.values():  # warm-up: first passes allocate
+        method()
     timing = median_rounds(methods, rounds)
     learner.policy.share_groups = True
     grpo = timing["grpo update"]
@@ -257,12 +257,7 @@ def teacher_sharing(trainer: Trainer, episodes: list[Episode], rounds: int) -> d
     for variant, skills in variants.items():
         whole, shared = outputs[f"{variant}: whole rows"], outputs[f"{variant}: shared per episode"]
         gap = max((float((whole[i][0] - shared[i][0]).abs().max()) for i in whole), default=0.0)
-        rows = [
-            ScoreRow(*encode_steps(learner, [episodes[e].rows[s]], [p])[0], group=e)
-            for (e, s), p in teacher_prompts(
-                episodes, skills, count_tokens=learner.count_tokens, max_prompt_tokens=passes.max_prompt_tokens
-            ).items()
-        ]
+        rows = teacher_rows(learner, episodes, skills, places, encode, max_prompt_tokens=passes.max_prompt_tokens).rows
         batch_prefix = learner.shared_prefix(rows)
         _, ends = learner.group_layout(rows)
         segment = statistics.mean(end - batch_prefix for end in ends) if ends else 0.0

@@ -16,8 +16,8 @@ from seed_agent.prompts import PromptBuilder, prompt_spec  # noqa: E402
 from seed_agent.skills import NoSkill, Skill  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
 from seed_rl.rollout import Episode, StepRow  # noqa: E402
-from seed_rl.train.learner import Learner, ScoreRow, pack_by_tokens  # noqa: E402
-from seed_rl.train.skill_pass import teacher_logprobs, teacher_prompts  # noqa: E402
+from seed_rl.train.learner import Learner, pack_by_tokens  # noqa: E402
+from seed_rl.train.skill_pass import teacher_logprobs, teacher_rows  # noqa: E402
 from seed_rl.train.train_rows import encode_steps  # noqa: E402
 
 #: The episodes' lengths in steps: a group of one, and groups of several (the last has no skill).
@@ -82,12 +82,12 @@ def teacher(learner, episodes, skills, share_groups):
 
 def skill_rows(learner, episodes, skills):
     """The teacher pass's rows: each step under ``h_skill``, labelled with its episode."""
-    prompts = teacher_prompts(episodes, skills, count_tokens=learner.count_tokens, max_prompt_tokens=4000)
-    rows = []
-    for (e, s), prompt in prompts.items():
-        ((ids, _),) = learner.encode([prompt])
-        rows.append(ScoreRow(ids, list(episodes[e].rows[s].token_ids), group=e))
-    return rows
+    places = [(e, s) for e, episode in enumerate(episodes) for s in range(len(episode.rows))]
+
+    def encode(steps, prompts):
+        return encode_steps(learner, steps, prompts)
+
+    return teacher_rows(learner, episodes, skills, places, encode, max_prompt_tokens=4000).rows
 
 
 def assert_close(a, b, tol=1e-5):
