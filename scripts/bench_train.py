@@ -209,6 +209,11 @@ def batched_sampling(trainer: Trainer, episodes: list[Episode]) -> float:
     return ratio
 
 
+def gap_between(a: dict, b: dict) -> float:
+    """The largest difference of two teacher passes' log-probs (:func:`teacher_logprobs`' results)."""
+    return max((float((a[i][0] - b[i][0]).abs().max()) for i in a), default=0.0)
+
+
 def teacher_sharing(trainer: Trainer, episodes: list[Episode], rounds: int) -> dict:
     """Section 4: the teacher pass with every row whole past the batch prefix, against each episode's
     shared ``h_skill`` prefix computed once, on the same rows; a GRPO update beside them for scale."""
@@ -250,13 +255,19 @@ def teacher_sharing(trainer: Trainer, episodes: list[Episode], rounds: int) -> d
     for method in methods.values():  # warm-up: first passes allocate
         method()
     timing = median_rounds(methods, rounds)
-    learner.policy.share_groups = True
+    # the float noise to read the gaps against: the default pass against one that shares no prefix
+    unshared = "episode skills: no shared prefix"
+    learner.policy.share_prefix = False
+    teacher(variants["episode skills"], False, unshared)()
+    learner.policy.share_prefix = learner.policy.share_groups = True
     grpo = timing["grpo update"]
+    baseline_gap = gap_between(outputs["episode skills: whole rows"], outputs[unshared])
     report: dict = {"grpo_update_s": grpo, "rows": len(places), "episodes": len(episodes)}
+    report["max_logprob_gap_whole_vs_no_shared_prefix"] = baseline_gap
     table = []
     for variant, skills in variants.items():
         whole, shared = outputs[f"{variant}: whole rows"], outputs[f"{variant}: shared per episode"]
-        gap = max((float((whole[i][0] - shared[i][0]).abs().max()) for i in whole), default=0.0)
+        gap = gap_between(whole, shared)
         rows = teacher_rows(learner, episodes, skills, places, encode, max_prompt_tokens=passes.max_prompt_tokens).rows
         batch_prefix = learner.shared_prefix(rows)
         _, ends = learner.group_layout(rows)
@@ -289,7 +300,8 @@ def teacher_sharing(trainer: Trainer, episodes: list[Episode], rounds: int) -> d
         "max |log-prob gap|",
     ]
     print(f"teacher pass over {len(episodes)} episodes; GRPO's update on the same batch: {grpo:.2f} s")
-    print(markdown_table(header, table), flush=True)
+    print(markdown_table(header, table))
+    print(f"float noise: whole rows against a pass sharing no prefix at all: max |log-prob gap| {baseline_gap:.1e}")
     return report
 
 
