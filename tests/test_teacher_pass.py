@@ -16,7 +16,8 @@ from seed_agent.prompts import PromptBuilder, prompt_spec  # noqa: E402
 from seed_agent.skills import NoSkill, Skill  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
 from seed_rl.rollout import Episode, StepRow  # noqa: E402
-from seed_rl.train.learner import Learner, pack_by_tokens  # noqa: E402
+from seed_rl.train.learner import Learner  # noqa: E402
+from seed_rl.train.packing import pack_by_tokens  # noqa: E402
 from seed_rl.train.skill_pass import teacher_logprobs, teacher_rows  # noqa: E402
 from seed_rl.train.train_rows import encode_steps  # noqa: E402
 
