@@ -14,12 +14,17 @@
    Each phase is also given as a ratio against GRPO's update (everything after the rollout), and
    the analyzer's tokens per second against the rollout's.
 3. **Batched sampling** (``sampling``): one ``generate`` over 8 envs' prompts against 8 calls of one.
+4. **The teacher pass, shared per episode** (``teacher``): on the same rows (every episode given the
+   scripted annotator's skill, with and without its step skills), the teacher pass that runs every
+   row whole past the batch's shared prefix against the one that also computes each episode's
+   shared ``h_skill`` prefix once (``share_groups``), alternating with a GRPO update from the same
+   weights; the median of ``--rounds``, each pass as a ratio against the other and against GRPO's update.
 
 Model: SmolLM2-135M if fetched (``seed models fetch smollm2``), else the tiny random model.
 Writes ``runs/bench_train.json``.
 
     python scripts/bench_train.py [--config demo] [--tasks 4] [--group 4] [--max-steps 15]
-        [--sections naive,seed,sampling]
+        [--sections naive,seed,sampling,teacher]
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import json
 import statistics
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -43,7 +49,8 @@ from seed_rl.rollout import Episode
 from seed_rl.tables import markdown_table
 from seed_rl.train.memory import peak_rss_bytes, reset_peak_rss
 from seed_rl.train.phase_timer import PhaseTimer
-from seed_rl.train.train_rows import train_rows
+from seed_rl.train.skill_pass import teacher_logprobs, teacher_rows
+from seed_rl.train.train_rows import encode_steps, train_rows
 from seed_rl.train.trainer import Trainer
 from seed_rl.train.update import optimize
 from seed_rl.train.update_batch import UpdateBatch, advantage_batch
@@ -52,7 +59,7 @@ PHASES = ("analysis", "teacher", "rescore", "reference", "update")
 #: The naive path (every key reachable by config): fp32, no shared prefix, 2 rows per micro-batch,
 #: LoRA in every layer, every pass from the first layer.
 NAIVE = ["dtype=float32", "share_prefix=false", "micro_batch_rows=2", "lora_layers=0", "reuse_frozen_states=false"]
-SECTIONS = ("naive", "seed", "sampling")
+SECTIONS = ("naive", "seed", "sampling", "teacher")
 
 
 def timed_update(trainer: Trainer, batch: UpdateBatch, start_state: tuple | None = None) -> dict[str, float]:
@@ -202,6 +209,102 @@ def batched_sampling(trainer: Trainer, episodes: list[Episode]) -> float:
     return ratio
 
 
+def gap_between(a: dict, b: dict) -> float:
+    """The largest difference of two teacher passes' log-probs (:func:`teacher_logprobs`' results)."""
+    return max((float((a[i][0] - b[i][0]).abs().max()) for i in a), default=0.0)
+
+
+def teacher_sharing(trainer: Trainer, episodes: list[Episode], rounds: int) -> dict:
+    """Section 4: the teacher pass with every row whole past the batch prefix, against each episode's
+    shared ``h_skill`` prefix computed once, on the same rows; a GRPO update beside them for scale."""
+    learner, passes = trainer.learner, trainer.row_passes
+    start_state = (learner.trainable_state(), learner.optimizer.state_dict())
+    scripted = [annotate(e.trajectory(), e.expert_plan) for e in episodes]
+    variants = {
+        "episode skills": [replace(s, step_skills=()) for s in scripted],
+        "with step skills": scripted,
+    }
+    places = [(e, s) for e, ep in enumerate(episodes) for s, row in enumerate(ep.rows) if row.token_ids]
+    outputs: dict[str, dict] = {}
+
+    def encode(steps: list, prompts: list) -> list:
+        return encode_steps(learner, steps, prompts)
+
+    def teacher(skills: list, share: bool, name: str):
+        def run() -> None:
+            learner.policy.share_groups = share
+            outputs[name] = teacher_logprobs(
+                learner,
+                episodes,
+                skills,
+                places,
+                encode,
+                max_prompt_tokens=passes.max_prompt_tokens,
+                temperature=passes.temperature,
+            )
+
+        return run
+
+    def grpo_update() -> float:
+        return sum(timed_update(trainer, advantage_batch(episodes, trainer.cfg), start_state).values())
+
+    methods: dict = {"grpo update": grpo_update}
+    for variant, skills in variants.items():
+        methods[f"{variant}: whole rows"] = teacher(skills, False, f"{variant}: whole rows")
+        methods[f"{variant}: shared per episode"] = teacher(skills, True, f"{variant}: shared per episode")
+    for method in methods.values():  # warm-up: first passes allocate
+        method()
+    timing = median_rounds(methods, rounds)
+    # the float noise to read the gaps against: the default pass against one that shares no prefix
+    unshared = "episode skills: no shared prefix"
+    learner.policy.share_prefix = False
+    teacher(variants["episode skills"], False, unshared)()
+    learner.policy.share_prefix = learner.policy.share_groups = True
+    grpo = timing["grpo update"]
+    baseline_gap = gap_between(outputs["episode skills: whole rows"], outputs[unshared])
+    report: dict = {"grpo_update_s": grpo, "rows": len(places), "episodes": len(episodes)}
+    report["max_logprob_gap_whole_vs_no_shared_prefix"] = baseline_gap
+    table = []
+    for variant, skills in variants.items():
+        whole, shared = outputs[f"{variant}: whole rows"], outputs[f"{variant}: shared per episode"]
+        gap = gap_between(whole, shared)
+        rows = teacher_rows(learner, episodes, skills, places, encode, max_prompt_tokens=passes.max_prompt_tokens).rows
+        batch_prefix = learner.shared_prefix(rows)
+        _, ends = learner.group_layout(rows)
+        segment = statistics.mean(end - batch_prefix for end in ends) if ends else 0.0
+        seconds = {kind: timing[f"{variant}: {kind}"] for kind in ("whole rows", "shared per episode")}
+        report[variant] = {
+            **{f"{k}_s": v for k, v in seconds.items()},
+            "speedup": seconds["whole rows"] / seconds["shared per episode"],
+            "max_logprob_gap": gap,
+            "mean_row_tokens": statistics.mean(r.length for r in rows),
+            "batch_prefix_tokens": batch_prefix,
+            "mean_episode_prefix_tokens_past_it": segment,
+        }
+        table.append(
+            [
+                variant,
+                f"{len(rows)} / {statistics.mean(r.length for r in rows):.0f} / {batch_prefix} / {segment:.0f}",
+                f"{seconds['whole rows']:.2f} ({seconds['whole rows'] / grpo:.2f})",
+                f"{seconds['shared per episode']:.2f} ({seconds['shared per episode'] / grpo:.2f})",
+                f"{report[variant]['speedup']:.2f}x",
+                f"{gap:.1e}",
+            ]
+        )
+    header = [
+        "skills",
+        "rows / tokens per row / batch prefix / episode prefix past it",
+        "whole rows s (x grpo update)",
+        "shared per episode s (x grpo update)",
+        "speed-up",
+        "max |log-prob gap|",
+    ]
+    print(f"teacher pass over {len(episodes)} episodes; GRPO's update on the same batch: {grpo:.2f} s")
+    print(markdown_table(header, table))
+    print(f"float noise: whole rows against a pass sharing no prefix at all: max |log-prob gap| {baseline_gap:.1e}")
+    return report
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="demo", help="the base config (demo: the README's CPU run)")
@@ -248,6 +351,8 @@ def main() -> None:
         report["naive_vs_default"] = naive_against_default(trainer, episodes, rollout, base)
     if "seed" in sections:
         report["seed_vs_grpo"] = seed_against_grpo(trainer, episodes, rollout, args.rounds)
+    if "teacher" in sections:
+        report["teacher_sharing"] = teacher_sharing(trainer, episodes, args.rounds)
     if "sampling" in sections:
         report["batched_generation_ratio"] = batched_sampling(trainer, episodes)
     trainer.close()

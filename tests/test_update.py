@@ -10,7 +10,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
-from seed_rl.train.learner import Learner, ScoreRow, pack_by_tokens  # noqa: E402
+from seed_rl.train.learner import Learner, ScoreRow  # noqa: E402
+from seed_rl.train.packing import pack_by_tokens  # noqa: E402
 from seed_rl.train.update import LossSettings, TrainRow, minibatch_episodes, optimize  # noqa: E402
 
 

@@ -10,7 +10,7 @@ tokens, whatever else is in the batch (tested to 1e-4 in fp32 under ``h`` and
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import torch
@@ -19,6 +19,7 @@ from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import Completion, PromptImages, SamplingParams, check_images, render_chat, to_pil
 from seed_agent.policies.engine.frozen_states import FrozenStates, logprobs_from_states
 from seed_agent.policies.engine.generation import EncodedBatch, GenerationEngine
+from seed_agent.policies.engine.group_prefix import GroupLayout
 
 #: Chat-template end-of-turn tokens that also end a reply.
 END_OF_TURN_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>")
@@ -151,6 +152,24 @@ class TransformersPolicy:
         """How many leading tokens the rows share and compute once (0: none); see the engine."""
         return self.engine.shared_prefix_length(sequences, vision, own)
 
+    def group_layout(
+        self,
+        sequences: Sequence[Sequence[int]],
+        vision: Sequence[dict],
+        groups: Sequence[Hashable | None],
+        own: int = 1,
+    ) -> GroupLayout | None:
+        """How rows labelled alike would share their common prefix (None: they would not); see the engine."""
+        return self.engine.group_layout(sequences, vision, groups, own)
+
+    @property
+    def share_groups(self) -> bool:
+        return self.engine.share_groups
+
+    @share_groups.setter
+    def share_groups(self, value: bool) -> None:
+        self.engine.share_groups = bool(value)
+
     @property
     def share_prefix(self) -> bool:
         return self.engine.share_prefix
@@ -226,18 +245,23 @@ class TransformersPolicy:
         vision: Sequence[dict[str, torch.Tensor]] | None = None,
         temperature: float = 1.0,
         states: Sequence[FrozenStates | None] | None = None,
+        groups: Sequence[Hashable | None] | None = None,
     ) -> list[torch.Tensor]:
         """Per-token log-probs of already encoded rows, in **one** forward pass (the caller sizes
         the batch), under the caller's grad mode. ``vision``: per-row vision inputs from :meth:`encode`.
         ``states``: the rows' :class:`FrozenStates` from sampling; where every row has them, the
-        pass starts at layer ``frozen_layers`` (:meth:`_score_from_states`)."""
+        pass starts at layer ``frozen_layers`` (:meth:`_score_from_states`; ``groups`` unused).
+        ``groups``: a label per row; rows labelled alike compute their common prefix once
+        (:meth:`GenerationEngine.group_layout`; not with images, where every row runs whole)."""
         vision = list(vision) if vision is not None else [{} for _ in prompt_ids]
         stack = self.engine.frozen_stack(vision) if states is not None and all(s is not None for s in states) else None
         if stack is not None:
             return self._score_from_states(stack, prompt_ids, completions, states, temperature)
         sequences = [list(p) + list(c) for p, c in zip(prompt_ids, completions, strict=True)]
         keep = max(len(c) for c in completions) + 1
-        output, batch = self.engine.prefix_forward(sequences, vision, logits_to_keep=keep, use_cache=False)
+        output, batch = self.engine.prefix_forward(
+            sequences, vision, logits_to_keep=keep, use_cache=False, groups=groups
+        )
         logits = output.logits[:, :-1, :].float() / temperature
         targets = batch.input_ids[:, -keep + 1 :] if keep > 1 else batch.input_ids[:, :0]
         token_lp = torch.log_softmax(logits, dim=-1).gather(-1, targets[..., None])[..., 0]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +40,7 @@ from seed_rl.train.memory import (
     plan_micro_batch,
     return_freed_memory_to_os,
 )
+from seed_rl.train.packing import pack_by_tokens
 
 FINETUNE_MODES = ("lora", "full")
 #: The attention projections of Llama/Qwen-style models.
@@ -56,44 +57,13 @@ class ScoreRow:
     #: The sampler's hidden states below the first trained layer (``Completion.frozen_states``):
     #: passes over this row may start there.
     states: FrozenStates | None = None
+    #: Rows of one group (the steps of one episode under ``h_skill``) compute their common prefix
+    #: once (:meth:`TransformersPolicy.group_layout`); None: a group of its own.
+    group: Hashable | None = None
 
     @property
     def length(self) -> int:
         return len(self.prompt_ids) + len(self.token_ids)
-
-
-def pack_by_tokens(
-    lengths: Sequence[int], budget: int, *, shared: int = 0, padded_cap: int | None = None
-) -> list[list[int]]:
-    """Micro-batches of row indices whose size stays within ``budget`` tokens.
-
-    A batch of ``n`` rows, the longest ``L`` tokens, costs ``n * L`` padded tokens; where every row
-    starts with the same ``shared`` tokens, computed once (``share_prefix``), it costs
-    ``shared + n * (L - shared)``. ``padded_cap`` also bounds ``n * L`` (what a memory budget
-    allows). Rows are taken longest first, so rows of similar length share a batch and little
-    padding is wasted; a row over the budget gets a batch of its own. Every index appears exactly
-    once; the packing depends only on the arguments.
-    """
-    if budget < 1:
-        raise ValueError("the token budget must be >= 1")
-
-    def fits(rows: int, longest: int) -> bool:
-        cost = shared + rows * (longest - shared) if shared else rows * longest
-        return cost <= budget and (padded_cap is None or rows * longest <= padded_cap)
-
-    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
-    batches: list[list[int]] = []
-    current: list[int] = []
-    longest = 0
-    for i in order:
-        if current and not fits(len(current) + 1, max(longest, lengths[i])):
-            batches.append(current)
-            current, longest = [], 0
-        current.append(i)
-        longest = max(longest, lengths[i])
-    if current:
-        batches.append(current)
-    return batches
 
 
 @dataclass(frozen=True)
@@ -253,6 +223,7 @@ class Learner:
                     [rows[i].vision for i in batch],
                     temperature,
                     states=[rows[i].states for i in batch],
+                    groups=[rows[i].group for i in batch],
                 )
                 for i, lp in zip(batch, scored, strict=True):
                     out[i] = lp if grad else lp.detach()
@@ -310,7 +281,10 @@ class Learner:
             fit = self.memory_tokens(rows, grad=grad)
             if fit is not None and not self.returning_freed_memory:
                 fit = min(fit, max(self._tokens_within_slack(rows, grad), max(lengths)))
-            batches = pack_by_tokens(lengths, self.token_budget, shared=shared, padded_cap=fit)
+            groups, ends = self.group_layout(rows)
+            batches = pack_by_tokens(
+                lengths, self.token_budget, shared=shared, padded_cap=fit, groups=groups, ends=ends
+            )
         else:
             batches = pack_by_tokens(lengths, self.micro_batch_tokens(rows, grad=grad))
         padded = max((len(b) * max(lengths[i] for i in b) for b in batches), default=0)
@@ -324,6 +298,21 @@ class Learner:
         own = max(len(row.token_ids) for row in rows) + 1
         sequences = [row.prompt_ids + row.token_ids for row in rows]
         return self.policy.shared_prefix_length(sequences, [row.vision for row in rows], own=own)
+
+    def group_layout(self, rows: Sequence[ScoreRow]) -> tuple[list[Hashable] | None, list[int] | None]:
+        """Each row's group label, and where its own tokens begin after its group's common prefix,
+        for packing (:func:`pack_by_tokens`); ``(None, None)`` where the rows share no group prefix
+        worth a pass. An estimate over all ``rows``: each micro-batch's pass lays its own rows out."""
+        labels = [row.group for row in rows]
+        if all(label is None for label in labels):
+            return None, None
+        own = max(len(row.token_ids) for row in rows) + 1
+        sequences = [row.prompt_ids + row.token_ids for row in rows]
+        layout = self.policy.group_layout(sequences, [row.vision for row in rows], labels, own=own)
+        if layout is None:
+            return None, None
+        groups: list[Hashable] = layout.group_of_rows()
+        return groups, list(layout.ends)
 
     def micro_batch_tokens(self, rows: Sequence[ScoreRow], *, grad: bool = True) -> int:
         """The padded-token budget of a micro-batch of ``rows`` that shares no prefix: ``token_budget``,

@@ -240,6 +240,41 @@ def teacher_prompts(
     return out
 
 
+@dataclass
+class TeacherRows:
+    """The rows of the teacher pass: ``chosen[k]`` is the train row whose step ``rows[k]`` scores
+    under ``h_skill`` (labelled with its episode, ``ScoreRow.group``), ``step_skill[k]`` whether that
+    ``h_skill`` carries a step skill."""
+
+    chosen: list[int]
+    rows: list[ScoreRow]
+    step_skill: list[bool]
+
+
+def teacher_rows(
+    learner: Learner,
+    episodes: Sequence[Episode],
+    skills: Sequence[SkillResult | None],
+    places: Sequence[tuple[int, int]],
+    encode: Callable[[list[Any], list[ChatPrompt]], list[tuple[list[int], dict[str, Any]]]],
+    *,
+    max_prompt_tokens: int,
+) -> TeacherRows:
+    """The rows :func:`teacher_logprobs` scores (``places[i]`` is train row ``i``'s (episode, step))."""
+    prompts = teacher_prompts(episodes, skills, count_tokens=learner.count_tokens, max_prompt_tokens=max_prompt_tokens)
+    out = TeacherRows([], [], [])
+    for i, place in enumerate(places):
+        if place not in prompts:
+            continue
+        e, s = place
+        step = episodes[e].rows[s]
+        ((ids, vision),) = encode([step], [prompts[place]])
+        out.chosen.append(i)
+        out.rows.append(ScoreRow(ids, list(step.token_ids), vision, group=e))
+        out.step_skill.append("step_skill" in prompts[place].section_names())
+    return out
+
+
 def teacher_logprobs(
     learner: Learner,
     episodes: Sequence[Episode],
@@ -255,21 +290,20 @@ def teacher_logprobs(
     episode has a skill (``places[i]`` is train row ``i``'s (episode, step)), scored by the
     current policy without gradient. Returns them by train row, each with whether its ``h_skill``
     carried a step skill; rows without a skill are absent. Under FSDP a process with no skill row
-    still takes part in the (empty) pass."""
-    prompts = teacher_prompts(episodes, skills, count_tokens=learner.count_tokens, max_prompt_tokens=max_prompt_tokens)
-    chosen = [i for i, place in enumerate(places) if place in prompts]
-    rows = []
-    for i in chosen:
-        e, s = places[i]
-        step = episodes[e].rows[s]
-        ((ids, vision),) = encode([step], [prompts[(e, s)]])
-        rows.append(ScoreRow(ids, list(step.token_ids), vision))
-    with bar(len(rows), "teacher", show_progress) as progress:
-        scored = learner.logprobs(rows, grad=False, temperature=temperature)
-        progress.update(len(rows))
+    still takes part in the (empty) pass.
+
+    The rows of an episode are one group: what they share under ``h_skill`` (the prompt through
+    the skill, and the history where it is the same) runs once per episode, in the same batched
+    pass as the other episodes (:mod:`seed_agent.policies.engine.group_prefix`; the policy's
+    ``share_groups``). Rows with images, and passes under FSDP (no shared prefix there), run
+    every row whole."""
+    todo = teacher_rows(learner, episodes, skills, places, encode, max_prompt_tokens=max_prompt_tokens)
+    with bar(len(todo.rows), "teacher", show_progress) as progress:
+        scored = learner.logprobs(todo.rows, grad=False, temperature=temperature)
+        progress.update(len(todo.rows))
     return {
-        i: (lp.float(), "step_skill" in prompts[places[i]].section_names())
-        for i, lp in zip(chosen, scored, strict=True)
+        i: (lp.float(), with_step_skill)
+        for i, lp, with_step_skill in zip(todo.chosen, scored, todo.step_skill, strict=True)
     }
 
 

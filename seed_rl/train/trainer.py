@@ -129,6 +129,7 @@ class Trainer:
             cfg.model, dtype=cfg.dtype, vlm=cfg.visual, seed=cfg.seed, batch_size=cfg.sample_batch_size
         )
         self.policy.share_prefix = cfg.share_prefix
+        self.policy.share_groups = cfg.share_episode_prefix
         self.warm_start_report: dict[str, Any] | None = None
         if cfg.warm_start != "none":
             from seed_rl.train.warm_start import run_warm_start

@@ -17,6 +17,9 @@ The speed-ups, each switched here and nowhere else:
 
 - ``share_prefix``: rows that start with the same tokens compute that prefix once, in sampling
   and in scoring (:meth:`GenerationEngine.prefix_forward`);
+- ``share_groups``: in scoring, rows labelled as one group (the steps of an episode under
+  ``h_skill``) also compute their common prefix past the batch's once
+  (:mod:`seed_agent.policies.engine.group_prefix`);
 - :meth:`GenerationEngine.reusing_prefixes`: within it, sampling keeps each shared prefix over
   calls (:mod:`seed_agent.policies.engine.prefix_store`);
 - :meth:`GenerationEngine.keeping_frozen_states`: within it, sampling keeps each row's hidden
@@ -29,7 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +40,7 @@ import torch
 
 from seed_agent.policies.base import Completion, SamplingParams
 from seed_agent.policies.engine.frozen_states import FrozenStates, capture_inputs, decoder_stack, row_states
+from seed_agent.policies.engine.group_prefix import GroupLayout, common_prefix_length, group_layout
 from seed_agent.policies.engine.prefix_store import PrefixStore, SharedPrefix
 from seed_agent.policies.engine.sampling import cut_after_stop, penalise_repeats, sample_tokens
 
@@ -74,6 +78,9 @@ class GenerationEngine:
         self.eos_ids = eos_ids
         self.image_token_id = image_token_id
         self.share_prefix = bool(share_prefix)
+        #: Rows a scoring pass labels alike (the steps of one episode under ``h_skill``) also compute
+        #: their common prefix past the batch's once (:mod:`~seed_agent.policies.engine.group_prefix`).
+        self.share_groups = True
         #: > 0: the bottom ``frozen_layers`` decoder layers never train (a learner set it), so
         #: sampling keeps each row's hidden states entering layer ``frozen_layers``
         #: (``Completion.frozen_states``) and scoring may start there.
@@ -152,11 +159,27 @@ class GenerationEngine:
         0 means "do not share"."""
         if not self.share_prefix or len(sequences) < 2 or any(vision):
             return 0
-        first, shortest = sequences[0], min(len(s) for s in sequences)
-        n = 0
-        while n < shortest - own and all(s[n] == first[n] for s in sequences):
-            n += 1
+        n = common_prefix_length(sequences, min(len(s) for s in sequences) - own)
         return n if n >= MIN_SHARED_PREFIX else 0
+
+    def group_layout(
+        self,
+        sequences: Sequence[Sequence[int]],
+        vision: Sequence[dict],
+        groups: Sequence[Hashable | None],
+        own: int = 1,
+    ) -> GroupLayout | None:
+        """How rows labelled alike in ``groups`` would share their common prefix past the batch's
+        (:mod:`~seed_agent.policies.engine.group_prefix`); None where that is not worth a pass of
+        its own, where the batch shares no prefix (so never with images, nor with sharing off), or
+        where ``share_groups`` is off. Each row keeps at least ``own`` tokens of its own."""
+        labelled = [g for g in groups if g is not None]
+        if not self.share_groups or len(set(labelled)) == len(labelled):  # no two rows labelled alike
+            return None
+        shared = self.shared_prefix_length(sequences, vision, own)
+        if not shared:
+            return None
+        return group_layout(sequences, groups, shared, own, MIN_SHARED_PREFIX)
 
     def prefix_forward(
         self,
@@ -165,15 +188,20 @@ class GenerationEngine:
         logits_to_keep: int,
         use_cache: bool,
         prefix: SharedPrefix | None = None,
+        groups: Sequence[Hashable | None] | None = None,
     ) -> tuple[Any, EncodedBatch]:
         """The first forward pass over left-padded ``sequences``. With a shared prefix of ``P`` tokens
         (see :meth:`shared_prefix_length`) the prefix runs once (:meth:`shared_prefix`, or given as
         ``prefix``), its keys and values are repeated for every row, and the rows' own tokens run
         after it, laid out ``[prefix | padding | own tokens]`` with positions counted over real
         tokens: the same attention, positions and logits as the unshared pass, to float error.
-        Gradients flow into the prefix from every row. Returns the output and the batch of the
-        rows' own tokens."""
+        Gradients flow into the prefix from every row. ``groups`` (a label per row): rows labelled
+        alike also compute their common prefix past ``P`` once (:meth:`group_layout`,
+        :meth:`_grouped_forward`). Returns the output and the batch of the rows' own tokens."""
+        layout = self.group_layout(sequences, vision, groups, logits_to_keep) if groups and prefix is None else None
         prefix = prefix if prefix is not None else self.shared_prefix(sequences, vision, logits_to_keep)
+        if layout is not None:  # (its batch prefix is ``prefix``: both from shared_prefix_length)
+            return self._grouped_forward(sequences, prefix, layout, logits_to_keep)
         if not prefix.length:
             batch = self.batch(sequences, vision)
             return self.forward(batch, logits_to_keep=logits_to_keep, use_cache=use_cache), batch
@@ -184,6 +212,27 @@ class GenerationEngine:
         rest.attention_mask = torch.cat(
             [torch.ones_like(rest.attention_mask[:, :1]).expand(-1, shared), rest.attention_mask], dim=1
         )
+        return self.forward(rest, logits_to_keep=logits_to_keep, cache=cache, use_cache=True), rest
+
+    def _grouped_forward(
+        self, sequences: Sequence[Sequence[int]], prefix: SharedPrefix, layout: GroupLayout, logits_to_keep: int
+    ) -> tuple[Any, EncodedBatch]:
+        """:meth:`prefix_forward` with each group's segment computed once: one row per group runs
+        its segment after ``prefix`` (the segment's cache then holds ``[prefix | padding |
+        segment]``), each row takes its group's keys and values, and its own tokens run after
+        them, laid out ``[prefix | padding | segment | padding | own tokens]`` with positions
+        counted over real tokens. Same output and returned batch as :meth:`prefix_forward`."""
+        heads = [sequences[rows[0]][: layout.ends[rows[0]]] for rows in layout.groups]
+        none = [{} for _ in heads]
+        output, segments = self.prefix_forward(heads, none, logits_to_keep=1, use_cache=True, prefix=prefix)
+        index = torch.tensor(layout.group_of_rows(), device=segments.attention_mask.device)
+        cache = cache_of(output)
+        cache.batch_select_indices(index)
+        own = [list(s[end:]) for s, end in zip(sequences, layout.ends, strict=True)]
+        rest = self.batch(own, [{} for _ in own])
+        starts = torch.tensor(layout.ends, dtype=rest.position_ids.dtype, device=rest.position_ids.device)
+        rest.position_ids = rest.position_ids + starts[:, None]
+        rest.attention_mask = torch.cat([segments.attention_mask[index], rest.attention_mask], dim=1)
         return self.forward(rest, logits_to_keep=logits_to_keep, cache=cache, use_cache=True), rest
 
     def shared_prefix(
