@@ -20,11 +20,26 @@
    shared ``h_skill`` prefix once (``share_groups``), alternating with a GRPO update from the same
    weights; the median of ``--rounds``, each pass as a ratio against the other and against GRPO's update.
 
-Model: SmolLM2-135M if fetched (``seed models fetch smollm2``), else the tiny random model.
+The ``seed`` section also reports throughput (``scripts/bench_throughput.py``): sampling, scoring
+(the teacher pass) and training tokens per second, SEED's update against GRPO's as a ratio against
+the paper-scale target of 1.15x, and on CUDA the peak memory (every clock read after
+``torch.cuda.synchronize``).
+
+Model: SmolLM2-135M if fetched (``seed models fetch smollm2``), else the tiny random model;
+``--model random:qwen2.5-0.5b`` (or ``random:qwen2.5-1.5b``) builds that architecture from its
+config with random weights, in-process (``seed_agent/random_models.py``; nothing is downloaded).
+``--device cuda`` runs everything on the GPU (refused, exit status 2, where torch sees none).
+A random model wins nothing, so every group ties and GRPO trains no row: ``--spread-rewards`` gives
+each episode its index in its group as reward, so that every row trains.
 Writes ``runs/bench_train.json``.
 
     python scripts/bench_train.py [--config demo] [--tasks 4] [--group 4] [--max-steps 15]
-        [--sections naive,seed,sampling,teacher]
+        [--sections naive,seed,sampling,teacher] [--device cpu|cuda|auto] [--model NAME]
+
+On a GPU machine (prepared, not yet run: no GPU was at hand when it was written):
+
+    python scripts/bench_train.py --device cuda --model random:qwen2.5-0.5b --sections seed \
+        --no-stage1 --spread-rewards --tasks 8 --group 8 --rounds 3
 """
 
 from __future__ import annotations
@@ -33,12 +48,22 @@ import argparse
 import json
 import statistics
 import tempfile
-import time
 from dataclasses import replace
 from pathlib import Path
 
 import torch
 from bench_common import median_rounds
+from bench_throughput import (
+    clock,
+    generated_tokens,
+    peak_memory_bytes,
+    print_throughput,
+    require_device,
+    reset_peak_memory,
+    spread_rewards,
+    throughput_report,
+    trained_tokens,
+)
 
 from seed_agent.models import is_fetched
 from seed_agent.policies.base import SamplingParams
@@ -68,7 +93,7 @@ def timed_update(trainer: Trainer, batch: UpdateBatch, start_state: tuple | None
         weights, optimizer = start_state
         trainer.learner.load_trainable_state(weights)
         trainer.learner.optimizer.load_state_dict(optimizer)
-    timer = PhaseTimer()
+    timer = PhaseTimer(trainer.policy.device)
     batch.rows = train_rows(trainer.learner, batch, trainer.losses, trainer.row_passes, timer)
     with timer("update"):
         optimize(trainer.learner, batch.rows, trainer.losses, minibatches=trainer.cfg.minibatches)
@@ -80,9 +105,10 @@ def median_phases(runs: list[dict[str, float]]) -> dict[str, float]:
 
 
 def timed_rollout(trainer: Trainer) -> tuple[list[Episode], float]:
-    started = time.perf_counter()
+    now = clock(trainer.cfg.device)
+    started = now()
     episodes = trainer.rollout(0)
-    return episodes, time.perf_counter() - started
+    return episodes, now() - started
 
 
 def naive_against_default(default: Trainer, episodes: list[Episode], rollout: float, base: list[str]) -> dict:
@@ -126,20 +152,29 @@ def naive_against_default(default: Trainer, episodes: list[Episode], rollout: fl
     return report
 
 
-def seed_against_grpo(trainer: Trainer, episodes: list[Episode], rollout: float, rounds: int) -> dict:
-    """Section 2: the GRPO update against SEED's, from the same weights, on one rollout batch."""
-    rollout_tokens = sum(len(r.token_ids) for e in episodes for r in e.rows)
+def seed_against_grpo(
+    trainer: Trainer, episodes: list[Episode], rollout: float, rounds: int, spread: bool = False
+) -> dict:
+    """Section 2: the GRPO update against SEED's, from the same weights, on one rollout batch
+    (``spread``: every episode rewarded by its index in its group, :func:`spread_rewards`)."""
+    rollout_tokens = generated_tokens(episodes)
     start_state = (trainer.learner.trainable_state(), trainer.learner.optimizer.state_dict())
-    started = time.perf_counter()
-    skills, skill_report = trainer.analyze(advantage_batch(episodes, trainer.cfg), 0)
-    analysis = time.perf_counter() - started
+    now = clock(trainer.cfg.device)
+
+    def advantages() -> UpdateBatch:
+        b = advantage_batch(episodes, trainer.cfg)
+        return spread_rewards(b, trainer.cfg.normalize_std) if spread else b
+
+    started = now()
+    skills, skill_report = trainer.analyze(advantages(), 0)
+    analysis = now() - started
     every = [
         s if isinstance(s, Skill) else annotate(e.trajectory(), e.expert_plan)
         for e, s in zip(episodes, skills, strict=True)
     ]
 
     def batch(with_skills=None) -> UpdateBatch:
-        b = advantage_batch(episodes, trainer.cfg)
+        b = advantages()
         if with_skills is not None:
             b.skills, b.skill_report = with_skills, skill_report
         return b
@@ -151,9 +186,11 @@ def seed_against_grpo(trainer: Trainer, episodes: list[Episode], rollout: float,
     }
     timed_update(trainer, batches["grpo"](), start_state)  # warm-up: first passes allocate
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in batches}
+    last: dict[str, UpdateBatch] = {}
     for _ in range(rounds):  # interleaved, so machine load hits every variant alike
         for name, make in batches.items():
-            runs[name].append(timed_update(trainer, make(), start_state))
+            last[name] = make()
+            runs[name].append(timed_update(trainer, last[name], start_state))
     variants = {name: median_phases(values) for name, values in runs.items()}
     for name in ("seed (as run)", "seed (every episode with a skill)"):
         variants[name]["analysis"] = analysis
@@ -179,7 +216,28 @@ def seed_against_grpo(trainer: Trainer, episodes: list[Episode], rollout: float,
         f"parse rate {skill_report.parse_rate:.2f}",
         flush=True,
     )
+    every_name = "seed (every episode with a skill)"
+    places = [(e, s) for e, ep in enumerate(episodes) for s, row in enumerate(ep.rows) if row.token_ids]
+    scored = teacher_rows(
+        trainer.learner,
+        episodes,
+        every,
+        places,
+        lambda steps, prompts: encode_steps(trainer.learner, steps, prompts),
+        max_prompt_tokens=trainer.row_passes.max_prompt_tokens,
+    ).rows
+    throughput = throughput_report(
+        rollout_s=rollout,
+        rollout_tokens=rollout_tokens,
+        grpo=variants["grpo"],
+        seed=variants[every_name],
+        teacher_rows=scored,
+        training_tokens=trained_tokens(last["grpo"].rows, trainer.losses),
+        peak_bytes=peak_memory_bytes(trainer.cfg.device),
+    )
+    print_throughput(throughput, trainer.cfg.device, every_name)
     return {
+        "throughput": throughput,
         "variants": {name: {"rollout": rollout, **phases} for name, phases in variants.items()},
         "update_vs_grpo": {name: sum(phases.values()) / grpo_update for name, phases in variants.items()},
         "skill_parse_rate": skill_report.parse_rate,
@@ -305,7 +363,7 @@ def teacher_sharing(trainer: Trainer, episodes: list[Episode], rounds: int) -> d
     return report
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="demo", help="the base config (demo: the README's CPU run)")
     parser.add_argument("--tasks", type=int, default=4)
@@ -316,8 +374,13 @@ def main() -> None:
     parser.add_argument("--sections", default=",".join(SECTIONS), help=f"comma-separated: {', '.join(SECTIONS)}")
     parser.add_argument("--model", default=None, help="default: smollm2 if fetched, else tiny-random")
     parser.add_argument("--no-stage1", action="store_true", help="SEED without Stage 1 (its analyzer rarely parses)")
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda", "auto"), help="auto: cuda where available")
+    parser.add_argument(
+        "--spread-rewards", action="store_true", help="seed section: reward each episode by its index in its group"
+    )
     parser.add_argument("--out", default="runs/bench_train.json")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    device = require_device(parser, args.device)
     sections = args.sections.split(",")
     unknown = sorted(set(sections) - set(SECTIONS))
     if unknown:
@@ -333,11 +396,14 @@ def main() -> None:
         "progress=false",
         f"threads={args.threads}",
         "max_new_tokens=8",
+        f"device={device}",
     ]
     stage1 = "sft=false" if args.no_stage1 else "sft=true"
     cfg = load_config(base[0], [*base[1:], "algo=seed", stage1, f"run_dir={Path(tempfile.mkdtemp()) / 'bench'}"])
+    reset_peak_memory(device)
     trainer = Trainer(cfg)
     report: dict = {"model": model, "dtype": trainer.cfg.dtype, "tasks": args.tasks, "group": args.group}
+    report["device"] = device
     report["max_steps"] = args.max_steps
     if trainer.stage1_report is not None:
         report["stage1"] = {
@@ -350,7 +416,7 @@ def main() -> None:
     if "naive" in sections:
         report["naive_vs_default"] = naive_against_default(trainer, episodes, rollout, base)
     if "seed" in sections:
-        report["seed_vs_grpo"] = seed_against_grpo(trainer, episodes, rollout, args.rounds)
+        report["seed_vs_grpo"] = seed_against_grpo(trainer, episodes, rollout, args.rounds, args.spread_rewards)
     if "teacher" in sections:
         report["teacher_sharing"] = teacher_sharing(trainer, episodes, args.rounds)
     if "sampling" in sections:
@@ -359,6 +425,7 @@ def main() -> None:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=1), encoding="utf-8")
     print(f"wrote {args.out}")
+    return report
 
 
 if __name__ == "__main__":

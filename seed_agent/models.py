@@ -199,13 +199,16 @@ def load_policy(name: str = DEFAULT_MODEL, **kwargs: Any):
 DTYPES = ("auto", "float32", "bfloat16")
 
 
-def native_bf16() -> str:
+def native_bf16(device: str | None = None) -> str:
     """Where this machine computes bf16 matmuls natively ("" where it does not): a CUDA GPU with
-    bf16, or a CPU with AVX512-BF16 or AMX. Elsewhere bf16 is emulated, and slower than fp32."""
+    bf16, or a CPU with AVX512-BF16 or AMX. Elsewhere bf16 is emulated, and slower than fp32.
+    ``device`` (``cpu`` or ``cuda``) asks about that device only; None: about either."""
     import torch
 
-    if torch.cuda.is_available() and torch.cuda.is_bf16_supported():
+    if device != "cpu" and torch.cuda.is_available() and torch.cuda.is_bf16_supported():
         return "a CUDA GPU with bf16"
+    if device == "cuda":
+        return ""
     if torch.cpu._is_amx_tile_supported():
         return "a CPU with AMX"
     if torch.cpu._is_avx512_bf16_supported():
@@ -213,8 +216,9 @@ def native_bf16() -> str:
     return ""
 
 
-def resolve_dtype(dtype: str) -> str:
-    """``auto``: ``bfloat16`` where :func:`native_bf16`, else ``float32``; other names unchanged.
+def resolve_dtype(dtype: str, device: str | None = None) -> str:
+    """``auto``: ``bfloat16`` where :func:`native_bf16` (on ``device``, where given), else
+    ``float32``; other names unchanged.
 
     Measured on SmolLM2-135M with 2 CPU cores that have AVX512-BF16: bf16 scored 1.9x and trained
     1.6x faster than fp32; on 2 cores without it, bf16 was 2.4-3x slower (``seed_rl/README.md``,
@@ -224,31 +228,70 @@ def resolve_dtype(dtype: str) -> str:
         raise ValueError(f"dtype={dtype!r} is not allowed; allowed: {', '.join(DTYPES)}")
     if dtype != "auto":
         return dtype
-    return "bfloat16" if native_bf16() else "float32"
+    native = native_bf16(device) if device is not None else native_bf16()
+    return "bfloat16" if native else "float32"
 
 
-#: Names :func:`load_named_policy` accepts, besides ``hf:PATH``.
+#: The devices a policy can be loaded on; ``auto`` is ``cuda`` where torch sees a CUDA GPU, else ``cpu``.
+DEVICES = ("cpu", "cuda", "auto")
+
+
+def resolve_device(device: str) -> str:
+    """``cpu`` or ``cuda`` for ``device`` (one of :data:`DEVICES`); a ``ValueError`` that names the
+    problem and the allowed values for an unknown name, or for ``cuda`` where torch sees no CUDA GPU."""
+    import torch
+
+    if device not in DEVICES:
+        raise ValueError(f"device={device!r} is not allowed; allowed: {', '.join(DEVICES)}")
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        build = f"torch {torch.__version__}" + ("" if torch.version.cuda else ", a build without CUDA")
+        raise ValueError(
+            f"device=cuda is not available: torch sees no CUDA GPU here ({build}); allowed: "
+            f"{', '.join(DEVICES)} (auto: cuda where available, else cpu)"
+        )
+    return device
+
+
+#: Names :func:`load_named_policy` accepts, besides ``hf:PATH`` and ``random:PRESET``.
 POLICY_NAMES = (*MODELS, "tiny-random")
 
 
-def load_named_policy(name: str, *, dtype: str = "float32", vlm: bool = False, seed: int = 0, **kwargs: Any):
+def is_policy_name(name: str) -> bool:
+    """Whether :func:`load_named_policy` takes ``name`` (a random model's preset is checked there)."""
+    return name in POLICY_NAMES or name.startswith(("hf:", "random:"))
+
+
+def load_named_policy(
+    name: str, *, dtype: str = "float32", vlm: bool = False, seed: int = 0, device: str = "cpu", **kwargs: Any
+):
     """A local :class:`~seed_agent.policies.hf.TransformersPolicy` by name: an offline model
-    (``smollm2``), ``tiny-random`` (built in-process, seeded by ``seed``), or ``hf:PATH``;
-    ``dtype`` as :func:`resolve_dtype` reads it."""
-    dtype = resolve_dtype(dtype)
+    (``smollm2``), ``tiny-random`` (built in-process, seeded by ``seed``), ``random:PRESET`` (a real
+    architecture with random weights, :mod:`seed_agent.random_models`), or ``hf:PATH``; ``dtype``
+    as :func:`resolve_dtype` reads it, ``device`` as :func:`resolve_device` does."""
+    device = resolve_device(device)
+    dtype = resolve_dtype(dtype, device)
     if name == "tiny-random":
         from seed_agent.tiny_models import tiny_random_policy
 
         policy = tiny_random_policy(seed, vlm=vlm, **kwargs)
-        if dtype != "float32":
+        if dtype != "float32" or device != "cpu":
             import torch
 
-            policy.model.to(getattr(torch, dtype))
+            policy.model.to(device=torch.device(device), dtype=getattr(torch, dtype))
         return policy
+    if name.startswith("random:"):
+        from seed_agent.random_models import random_policy
+
+        if vlm:
+            raise ValueError(f"{name} is a text model; random presets have no vision tower")
+        tokenizer_dir = str(model_dir("smollm2")) if is_fetched("smollm2") else None  # else the tiny tokenizer
+        return random_policy(name, seed=seed, dtype=dtype, device=device, tokenizer_dir=tokenizer_dir, **kwargs)
     if name in MODELS:
-        return load_policy(name, dtype=dtype, vlm=vlm, **kwargs)
+        return load_policy(name, dtype=dtype, vlm=vlm, device=device, **kwargs)
     if name.startswith("hf:"):
         from seed_agent.policies.hf import TransformersPolicy
 
-        return TransformersPolicy.from_pretrained(name[3:], dtype=dtype, vlm=vlm, **kwargs)
-    raise KeyError(f"unknown model {name!r}; known: {', '.join(POLICY_NAMES)} or hf:PATH")
+        return TransformersPolicy.from_pretrained(name[3:], dtype=dtype, vlm=vlm, device=device, **kwargs)
+    raise KeyError(f"unknown model {name!r}; known: {', '.join(POLICY_NAMES)}, random:PRESET or hf:PATH")

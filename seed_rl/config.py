@@ -31,6 +31,7 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "loss_agg": ("token-mean", "trajectory-mean"),
     "skills": ("on-policy", "static-library"),
     "dtype": ("auto", "float32", "bfloat16"),
+    "device": ("cpu", "cuda", "auto"),
     "sft_source": ("scripted", "external"),
     "warm_start": ("none", "expert"),
     "env_backend": ("process", "ray"),
@@ -67,13 +68,16 @@ class TrainConfig:
     train_tasks: int = 0  # the training pool: the split's first N task indices; 0: the whole split
     train_fraction: float = 1.0  # the share of that pool a run draws from (seed compare --data-fractions)
     # the model
-    model: str = "tiny-random"  # smollm2 | tiny-random | hf:PATH
+    model: str = "tiny-random"  # smollm2 | tiny-random | random:PRESET (seed_agent/random_models.py) | hf:PATH
     finetune: str = "lora"
     lora_rank: int = 16
     lora_alpha: int = 32
     lora_targets: list[str] = field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
     lora_layers: int = 0  # > 0: adapters in the top N decoder layers only (the backward stops there)
     dtype: str = "float32"  # auto: bfloat16 where the hardware has it natively (seed_agent.models.resolve_dtype)
+    # where the policy is loaded, sampled and trained: auto = cuda where torch sees a GPU (the run records
+    # what auto chose); cuda where there is none is refused when the run starts (seed_agent.models.resolve_device)
+    device: str = "cpu"
     gradient_checkpointing: bool = False
     threads: int = 0  # 0: leave torch's default
     # the algorithm: SEED's distillation (algo=seed) or not, on GRPO's episode advantage or GiGPO's
@@ -189,17 +193,16 @@ class TrainConfig:
                 + ", ".join(ANALYZERS)
                 + ", or http(s)://HOST:PORT[#MODEL] (an OpenAI-compatible server)"
             )
-        if not (self.model in ("smollm2", "tiny-random") or self.model.startswith("hf:")):
-            raise ConfigError(f"model={self.model!r} is not allowed; model must be smollm2, tiny-random or hf:PATH")
+        self._validate_model()
         if self.fsdp and (self.rollout_engine != "vllm" or self.analyzer == "frozen-initial"):
             raise ConfigError(
                 "fsdp=true needs rollout_engine=vllm and an analyzer other than frozen-initial: sharded "
                 "weights are gathered in every pass, so the processes must run the same passes, and "
                 "sampling on the learner does not"
             )
-        if self.rollout_engine == "vllm" and self.model == "tiny-random":
+        if self.rollout_engine == "vllm" and (self.model == "tiny-random" or self.model.startswith("random:")):
             raise ConfigError(
-                "rollout_engine=vllm needs a model on disk: model=tiny-random is built in memory; "
+                f"rollout_engine=vllm needs a model on disk: model={self.model} is built in memory; "
                 "use smollm2 or hf:PATH"
             )
         positive = (
@@ -263,6 +266,20 @@ class TrainConfig:
             )
         self._validate_warm_start()
         return self
+
+    def _validate_model(self) -> None:
+        if self.model.startswith("random:"):
+            from seed_agent.random_models import PRESETS, preset_of
+
+            try:
+                preset_of(self.model)
+            except KeyError:
+                known = ", ".join(f"random:{p}" for p in PRESETS)
+                raise ConfigError(f"model={self.model!r} is not allowed; the random presets are: {known}") from None
+        elif not (self.model in ("smollm2", "tiny-random") or self.model.startswith("hf:")):
+            raise ConfigError(
+                f"model={self.model!r} is not allowed; model must be smollm2, tiny-random, random:PRESET or hf:PATH"
+            )
 
     def _validate_warm_start(self) -> None:
         if self.warm_start == "none":

@@ -256,7 +256,7 @@ def test_the_naive_path_and_dtype_auto_are_reachable_by_config(tmp_path, monkeyp
 
     import seed_agent.models as models
 
-    monkeypatch.setattr(models, "native_bf16", lambda: "")  # a machine without native bf16
+    monkeypatch.setattr(models, "native_bf16", lambda device=None: "")  # a machine without native bf16
     trainer = Trainer(config(tmp_path, "share_prefix=false", "micro_batch_rows=2", "dtype=auto"))
     try:
         assert not trainer.policy.share_prefix and trainer.learner.micro_batch_rows == 2

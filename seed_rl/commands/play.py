@@ -71,7 +71,7 @@ def make_agent(args: argparse.Namespace) -> Any:
     name = args.policy
     if name in ("random", "expert"):
         return ScriptedAgent(name, args.seed)
-    tiny = name in (*MODELS, "tiny-random")
+    tiny = name in (*MODELS, "tiny-random") or name.startswith("random:")
     if tiny or name.startswith("hf:"):
         policy = load_named_policy(name, vlm=args.visual, seed=args.seed)
     elif name.startswith("vllm:"):

@@ -68,7 +68,12 @@ def warm_start_and_evaluate(
     tasks = {split: manifest_indices(cfg, episodes, split) for split in splits}
     untrained = evaluate_untrained(dataclasses.replace(cfg, warm_start="none"), tasks, seeds, out)
     policy = load_named_policy(
-        cfg.model, dtype=cfg.dtype, vlm=cfg.visual, seed=cfg.seed, batch_size=cfg.sample_batch_size
+        cfg.model,
+        dtype=cfg.dtype,
+        vlm=cfg.visual,
+        seed=cfg.seed,
+        device=cfg.device,
+        batch_size=cfg.sample_batch_size,
     )
     report = run_warm_start(cfg, policy, out)
     warm = {

@@ -282,7 +282,12 @@ def evaluate_untrained(
     from seed_rl.train.run_setup import eval_sampling, run_env_kwargs, run_prompt_builder
 
     policy = load_named_policy(
-        cfg.model, dtype=cfg.dtype, vlm=cfg.visual, seed=cfg.seed, batch_size=cfg.sample_batch_size
+        cfg.model,
+        dtype=cfg.dtype,
+        vlm=cfg.visual,
+        seed=cfg.seed,
+        device=cfg.device,
+        batch_size=cfg.sample_batch_size,
     )
     if cfg.warm_start != "none":
         from seed_rl.train.warm_start import run_warm_start

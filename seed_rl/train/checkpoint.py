@@ -95,7 +95,9 @@ def load_checkpoint(path: Path, learner: Learner) -> dict[str, Any]:
     from safetensors.torch import load_file
 
     learner.load_trainable_state(load_file(str(path / "trainable.safetensors")))
-    learner.load_optimizer_state(torch.load(path / "optimizer.pt", weights_only=False))
+    # (read onto the CPU: the optimizer moves its state to its parameters' device, so that a run saved
+    # on a GPU resumes on a machine without one)
+    learner.load_optimizer_state(torch.load(path / "optimizer.pt", weights_only=False, map_location="cpu"))
     rng = torch.load(path / "rng.pt", weights_only=False)
     random.setstate(rng["python"])
     np.random.set_state(rng["numpy"])

@@ -353,8 +353,9 @@ class Learner:
     def _return_freed_memory_if_tight(self, rows: Sequence[ScoreRow], tokens: int, grad: bool) -> None:
         """Switch glibc to returning freed activations at once (slower) only where its default
         slack (:data:`~seed_rl.train.memory.GLIBC_SLACK`) over the largest micro-batch (``tokens`` padded
-        tokens) would overflow the budget; a budget with room keeps the faster default."""
-        if self.returning_freed_memory or self.memory_budget is None or not rows:
+        tokens) would overflow the budget; a budget with room keeps the faster default. (Not on a GPU:
+        its activations are not glibc's.)"""
+        if self.returning_freed_memory or self.memory_budget is None or not rows or self.policy.device.type != "cpu":
             return
         if tokens > self._tokens_within_slack(rows, grad) and return_freed_memory_to_os():
             self.returning_freed_memory = True

@@ -22,14 +22,14 @@ from typing import Any
 
 import yaml
 
-from seed_agent.models import POLICY_NAMES
+from seed_agent.models import POLICY_NAMES, is_policy_name
 from seed_agent.policies.base import Policy
 from seed_rl.config import ConfigError, TrainConfig, from_dict
 
 CHECKPOINT_FILES = ("state.json", "trainable.safetensors")
 ALLOWED = (
     "a run folder (with config.yaml), a checkpoint folder (<run>/checkpoints/update-NNNNNN), "
-    f"{', '.join(POLICY_NAMES)}, hf:PATH, or http(s)://HOST:PORT#MODEL"
+    f"{', '.join(POLICY_NAMES)}, random:PRESET, hf:PATH, or http(s)://HOST:PORT#MODEL"
 )
 
 
@@ -158,16 +158,16 @@ def load_eval_policy(spec: str, env_id: str, *, visual: bool = False) -> EvalPol
         return EvalPolicy(
             HttpPolicy(url, model or "default"), default_config(env_id, spec, visual=visual, style="think"), "http"
         )
-    if spec in POLICY_NAMES or spec.startswith("hf:"):
+    if is_policy_name(spec):
         from seed_agent.models import ModelNotFetched, load_named_policy
 
         try:
             policy = load_named_policy(spec, vlm=visual)
         except ModelNotFetched as error:
             raise PolicyError(str(error)) from None
-        except (OSError, ValueError) as error:
-            raise PolicyError(f"cannot load {spec}: {error}") from None
-        style = "act" if spec in POLICY_NAMES else "think"
+        except (OSError, ValueError, KeyError) as error:
+            raise PolicyError(f"cannot load {spec}: {error.args[0] if error.args else error}") from None
+        style = "act" if spec in POLICY_NAMES or spec.startswith("random:") else "think"
         return EvalPolicy(policy, default_config(env_id, spec, visual=visual, style=style), "model")
     path = Path(spec).expanduser()
     if path.exists():

@@ -37,7 +37,7 @@ import torch
 import yaml
 
 from seed_agent.agent import LLMAgent
-from seed_agent.models import load_named_policy, resolve_dtype
+from seed_agent.models import load_named_policy, resolve_device, resolve_dtype
 from seed_agent.policies.engine.frozen_states import keeping_frozen_states
 from seed_agent.policies.engine.prefix_store import reusing_prefixes
 from seed_agent.skills import SkillLibrary, SkillResult
@@ -104,6 +104,7 @@ RESUMABLE_KEYS = (
     "env_backend",
     "threads",
     "vllm_memory_utilization",
+    "device",
 )
 
 
@@ -126,7 +127,12 @@ class Trainer:
             torch.set_num_threads(cfg.threads)
         torch.manual_seed(cfg.seed)
         self.policy = load_named_policy(
-            cfg.model, dtype=cfg.dtype, vlm=cfg.visual, seed=cfg.seed, batch_size=cfg.sample_batch_size
+            cfg.model,
+            dtype=cfg.dtype,
+            vlm=cfg.visual,
+            seed=cfg.seed,
+            device=cfg.device,
+            batch_size=cfg.sample_batch_size,
         )
         self.policy.share_prefix = cfg.share_prefix
         self.policy.share_groups = cfg.share_episode_prefix
@@ -214,8 +220,15 @@ class Trainer:
 
     # -------------------------------------------------------------- setup
     def _resolve_config(self, cfg: TrainConfig, resume: bool) -> TrainConfig:
+        try:  # before any work: device=cuda where torch sees no GPU is refused here
+            device = resolve_device(cfg.device)
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
+        if cfg.device == "auto":  # the run records, and resumes with, what auto chose here
+            cfg = dataclasses.replace(cfg, device=device)
+            print(f"device=auto: {device}", flush=True)
         if cfg.dtype == "auto":  # the run records, and resumes with, what auto chose here
-            cfg = dataclasses.replace(cfg, dtype=resolve_dtype(cfg.dtype))
+            cfg = dataclasses.replace(cfg, dtype=resolve_dtype(cfg.dtype, device))
             native = "this machine computes bf16 natively" if cfg.dtype == "bfloat16" else "no native bf16 here"
             print(f"dtype=auto: {cfg.dtype} ({native})", flush=True)
         saved = self.run_dir / "config.yaml"
@@ -289,7 +302,7 @@ class Trainer:
 
     def update(self) -> dict[str, Any]:
         """One whole update: the six phases of the module docstring."""
-        cfg, u, timer = self.cfg, self.update_index, PhaseTimer()
+        cfg, u, timer = self.cfg, self.update_index, PhaseTimer(self.policy.device)
         with timer("rollout"):
             episodes = self.rollout(u)  # 1. rollout
         batch = advantage_batch(episodes, cfg)  # 2. rewards and advantages (GRPO or GiGPO)

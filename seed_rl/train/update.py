@@ -152,7 +152,7 @@ def optimize(
 def _sampler_gaps(rows: list[TrainRow], logps: list[torch.Tensor]) -> list[torch.Tensor]:
     """``|log pi_learner - log mu_sampler|`` per token of the rows that carry the sampler's log-probs."""
     pairs = zip(logps, rows, strict=True)
-    return [(lp.detach() - r.sampler_logp).abs() for lp, r in pairs if r.sampler_logp is not None]
+    return [(lp.detach() - r.sampler_logp.to(lp.device)).abs() for lp, r in pairs if r.sampler_logp is not None]
 
 
 def _step_statistics(
@@ -194,17 +194,19 @@ def _loss_inputs(
 ) -> dict:
     """The keyword arguments of :func:`~seed_rl.algo.losses.seed_loss` for a micro-batch's rows:
     their tokens' log-probs (with gradient), old log-probs, advantages and weights, the sampler
-    correction, the KL reference and the teacher log-probs under ``h_skill``. A row marked
-    ``old_from_pass`` takes its old log-probs from this pass."""
+    correction, the KL reference and the teacher log-probs under ``h_skill``, all on the device of
+    the log-probs (the sampler's come as CPU tensors). A row marked ``old_from_pass`` takes its old
+    log-probs from this pass."""
     logp = torch.cat(logps)
+    like = {"device": logp.device, "dtype": logp.dtype}
     for row, lp in zip(micro, logps, strict=True):
         if row.old_from_pass:
             row.old_logp, row.old_is_learners = lp.detach().float(), True
 
     def per_token(value_of: Callable[[TrainRow], float]) -> torch.Tensor:
-        return torch.cat([torch.full((r.tokens,), float(value_of(r))) for r in micro]).to(logp.dtype)
+        return torch.cat([torch.full((r.tokens,), float(value_of(r))) for r in micro]).to(**like)
 
-    old = torch.cat([r.old_logp for r in micro]).to(logp.dtype)
+    old = torch.cat([r.old_logp.to(logp.device) for r in micro]).to(**like)
     inputs = {
         "logp": logp,
         "old_logp": old,
@@ -217,12 +219,14 @@ def _loss_inputs(
         "beta_opd": s.beta_opd,
     }
     if s.correct_sampler and all(r.sampler_logp is not None for r in micro):
-        sampler = torch.cat([r.sampler_logp for r in micro]).to(logp.dtype)
+        sampler = torch.cat([r.sampler_logp.to(logp.device) for r in micro]).to(**like)
         inputs["is_weights"] = truncated_is_weights(old, sampler, s.is_cap, s.is_mode)
     if s.kl_coef > 0:
-        inputs["ref_logp"] = torch.cat([r.ref_logp for r in micro]).to(logp.dtype)
+        inputs["ref_logp"] = torch.cat([r.ref_logp.to(logp.device) for r in micro]).to(**like)
     if n_opd:
         mask = per_token(lambda r: r.skill_logp is not None)
-        teacher = torch.cat([r.skill_logp if r.skill_logp is not None else torch.zeros(r.tokens) for r in micro])
-        inputs.update(skill_logp=teacher.to(logp.dtype), skill_mask=mask, opd_share=float(mask.sum()) / n_opd)
+        teacher = torch.cat(
+            [r.skill_logp.to(logp.device) if r.skill_logp is not None else torch.zeros(r.tokens, **like) for r in micro]
+        )
+        inputs.update(skill_logp=teacher.to(**like), skill_mask=mask, opd_share=float(mask.sum()) / n_opd)
     return inputs

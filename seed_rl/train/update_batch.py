@@ -181,7 +181,7 @@ def update_metrics(
         out["opd_trajectories"] = with_skill / max(len(episodes), 1)
     learners = [r for r in batch.rows if r.tokens and r.old_is_learners and r.sampler_logp is not None]
     if learners:  # the sampler's log-probs against the learner's, before the update (every process's rows)
-        diffs = [(r.sampler_logp - r.old_logp).abs() for r in learners]
+        diffs = [(r.sampler_logp - r.old_logp.cpu()).abs() for r in learners]
         out["sampler_gap_max"] = max((float(d.max()) for d in diffs), default=math.nan)
         out["sampler_gap_mean"] = float(torch.cat(diffs).mean()) if diffs else math.nan
     for phase in ("rollout", "analysis", "teacher", "rescore", "reference", "update", "sync"):

@@ -224,7 +224,7 @@ def logprobs_from_states(
     logits = forward_from_states(stack, first_layer, prefix, rest, mask, keep, cache_arg)
     targets = torch.zeros((len(completions), keep), dtype=torch.long, device=logits.device)
     for row, c in enumerate(completions):
-        targets[row, keep - len(c) :] = torch.tensor(list(c), dtype=torch.long)
+        targets[row, keep - len(c) :] = torch.tensor(list(c), dtype=torch.long, device=logits.device)
     token_lp = torch.log_softmax(logits.float() / temperature, dim=-1).gather(-1, targets[..., None])[..., 0]
     return [token_lp[row, keep - len(c) :] for row, c in enumerate(completions)]
 
