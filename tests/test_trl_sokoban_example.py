@@ -29,6 +29,7 @@ def read_jsonl(path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+@pytest.mark.timeout(1800)  # two steps of 6 rollouts: 635 s on a machine shared with two training jobs
 def test_the_example_trains_smollm2_on_sokoban_and_the_trainer_gets_the_env_rewards(smollm2_folder, tmp_path):
     _, env = smollm2_folder
     command = [sys.executable, "examples/trl_sokoban.py", "--steps", str(STEPS), "--generations", str(GENERATIONS)]
