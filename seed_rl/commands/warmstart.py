@@ -58,23 +58,15 @@ def warm_start_and_evaluate(
     cfg: Any, splits: list[str], episodes: int, seeds: tuple[int, ...], out: Path
 ) -> dict[str, Any]:
     """The untrained model and the warm-started one on the same manifest tasks of each split."""
-    from seed_agent.models import load_named_policy
     from seed_envs.files import atomic_write_text
     from seed_rl.compare.comparison import evaluate_untrained, manifest_indices
     from seed_rl.evaluate.play import evaluate
-    from seed_rl.train.run_setup import eval_sampling, run_env_kwargs, run_prompt_builder
+    from seed_rl.train.run_setup import eval_sampling, run_env_kwargs, run_policy, run_prompt_builder
     from seed_rl.train.warm_start import run_warm_start
 
     tasks = {split: manifest_indices(cfg, episodes, split) for split in splits}
     untrained = evaluate_untrained(dataclasses.replace(cfg, warm_start="none"), tasks, seeds, out)
-    policy = load_named_policy(
-        cfg.model,
-        dtype=cfg.dtype,
-        vlm=cfg.visual,
-        seed=cfg.seed,
-        device=cfg.device,
-        batch_size=cfg.sample_batch_size,
-    )
+    policy = run_policy(cfg)
     report = run_warm_start(cfg, policy, out)
     warm = {
         split: evaluate(

@@ -277,18 +277,10 @@ def evaluate_untrained(
         saved = json.loads(path.read_text(encoding="utf-8"))
         if all(saved.get(k) == v for k, v in stamp.items()):
             return saved["by_split"]
-    from seed_agent.models import load_named_policy
     from seed_rl.evaluate.play import evaluate
-    from seed_rl.train.run_setup import eval_sampling, run_env_kwargs, run_prompt_builder
+    from seed_rl.train.run_setup import eval_sampling, run_env_kwargs, run_policy, run_prompt_builder
 
-    policy = load_named_policy(
-        cfg.model,
-        dtype=cfg.dtype,
-        vlm=cfg.visual,
-        seed=cfg.seed,
-        device=cfg.device,
-        batch_size=cfg.sample_batch_size,
-    )
+    policy = run_policy(cfg)
     if cfg.warm_start != "none":
         from seed_rl.train.warm_start import run_warm_start
 

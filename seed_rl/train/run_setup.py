@@ -91,6 +91,20 @@ def run_prompt_builder(
     )
 
 
+def run_policy(cfg: TrainConfig) -> Any:
+    """The run's base policy: its model on its device, in its dtype, seeded, with its sampling batch."""
+    from seed_agent.models import load_named_policy
+
+    return load_named_policy(
+        cfg.model,
+        dtype=cfg.dtype,
+        vlm=cfg.visual,
+        seed=cfg.seed,
+        device=cfg.device,
+        batch_size=cfg.sample_batch_size,
+    )
+
+
 def run_sampling(cfg: TrainConfig, seed: int | None = None, temperature: float | None = None) -> SamplingParams:
     """How a run samples actions in its rollouts (the builder adds its stop strings)."""
     return SamplingParams(

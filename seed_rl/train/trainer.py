@@ -37,7 +37,7 @@ import torch
 import yaml
 
 from seed_agent.agent import LLMAgent
-from seed_agent.models import load_named_policy, resolve_device, resolve_dtype
+from seed_agent.models import resolve_device, resolve_dtype
 from seed_agent.policies.engine.frozen_states import keeping_frozen_states
 from seed_agent.policies.engine.prefix_store import reusing_prefixes
 from seed_agent.skills import SkillLibrary, SkillResult
@@ -64,6 +64,7 @@ from seed_rl.train.run_setup import (
     run_analyzer_settings,
     run_env_kwargs,
     run_lora_settings,
+    run_policy,
     run_prompt_builder,
     run_sampling,
     train_task_pool,
@@ -126,14 +127,7 @@ class Trainer:
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         torch.manual_seed(cfg.seed)
-        self.policy = load_named_policy(
-            cfg.model,
-            dtype=cfg.dtype,
-            vlm=cfg.visual,
-            seed=cfg.seed,
-            device=cfg.device,
-            batch_size=cfg.sample_batch_size,
-        )
+        self.policy = run_policy(cfg)
         self.policy.share_prefix = cfg.share_prefix
         self.policy.share_groups = cfg.share_episode_prefix
         self.warm_start_report: dict[str, Any] | None = None
