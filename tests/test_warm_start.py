@@ -13,6 +13,7 @@ pytest.importorskip("peft")
 
 from corridor_support import TINY_CORRIDOR  # noqa: E402
 
+from seed_agent.models import resolve_dtype  # noqa: E402
 from seed_agent.prompts import PROMPT_MODULES  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
 from seed_envs.corridor.env import CorridorEnv  # noqa: E402
@@ -164,6 +165,13 @@ def test_the_adapter_is_cached_under_a_key_of_what_determines_it(tmp_path):
     # both arms of a comparison start from the same adapter
     for same in ("algo=seed", "lambda_opd=0.5", "updates=3", "lr=1e-4"):
         assert warm_start_key(tiny_warm_config("warm_start_epochs=1", same)) == key, same
+    # `seed warmstart` leaves dtype=auto as written, a trainer resolves it: the two share the adapter
+    resolved = resolve_dtype("auto", "cpu")
+    for key_of in (warm_start_key, stage1_key):
+        auto = key_of(dataclasses.replace(cfg, dtype="auto"))
+        assert auto == key_of(dataclasses.replace(cfg, dtype=resolved)), key_of.__name__
+        other = "float32" if resolved == "bfloat16" else "bfloat16"
+        assert auto != key_of(dataclasses.replace(cfg, dtype=other)), key_of.__name__
     # Stage 1 composes on top: its adapter is keyed on the warm start it trained from
     assert stage1_key(cfg) != stage1_key(dataclasses.replace(cfg, warm_start="none"))
     assert stage1_key(cfg) != stage1_key(dataclasses.replace(cfg, warm_start_demos=12))

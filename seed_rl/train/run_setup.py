@@ -3,8 +3,10 @@ LoRA settings; shared by play, training, Stage 1 and evaluation."""
 
 from __future__ import annotations
 
+import hashlib
 import inspect
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -103,6 +105,20 @@ def run_policy(cfg: TrainConfig) -> Any:
         device=cfg.device,
         batch_size=cfg.sample_batch_size,
     )
+
+
+def settings_key(cfg: TrainConfig, keys: Sequence[str], extra: Mapping[str, Any] | None = None) -> str:
+    """A 16-hex-digit hash of the settings ``keys`` of ``cfg`` (and ``extra``): the cache key of what
+    they determine (a warm-start or Stage-1 adapter). ``dtype=auto`` counts as the dtype it picks on
+    the run's device, so a command that leaves it ``auto`` and a trainer that resolved it share a key."""
+    from seed_agent.models import resolve_device, resolve_dtype
+
+    settings = {k: getattr(cfg, k) for k in keys}
+    if "dtype" in settings:
+        settings["dtype"] = resolve_dtype(cfg.dtype, resolve_device(cfg.device))
+    settings.update(extra or {})
+    blob = json.dumps(settings, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def run_sampling(cfg: TrainConfig, seed: int | None = None, temperature: float | None = None) -> SamplingParams:

@@ -18,7 +18,6 @@ written by a strong external analyzer. Here:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Sequence
@@ -50,6 +49,7 @@ from seed_rl.train.run_setup import (
     run_env_kwargs,
     run_prompt_builder,
     run_sampling,
+    settings_key,
     train_task_pool,
 )
 from seed_rl.train.skill_pass import AnalyzerSettings, external_analyzer, write_skills
@@ -97,17 +97,16 @@ def stage1_key(cfg: TrainConfig) -> str:
         "seed",
         "token_budget",
     )
-    settings = {k: getattr(cfg, k) for k in keys}
+    extra: dict[str, Any] = {}
     for key, default in (("train_tasks", 0), ("train_fraction", 1.0)):  # keys added later: only when set,
         if getattr(cfg, key) != default:  # so that adapters cached before them keep their keys
-            settings[key] = getattr(cfg, key)
-    settings["analyzer_prompt"] = ANALYZER_PROMPT_VERSION  # adapters of an earlier prompt are not reused
+            extra[key] = getattr(cfg, key)
+    extra["analyzer_prompt"] = ANALYZER_PROMPT_VERSION  # adapters of an earlier prompt are not reused
     if cfg.warm_start != "none":  # Stage 1 then trains on top of the warm-started model
         from seed_rl.train.warm_start import warm_start_key
 
-        settings["warm_start"] = warm_start_key(cfg)
-    blob = json.dumps(settings, sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        extra["warm_start"] = warm_start_key(cfg)
+    return settings_key(cfg, keys, extra)
 
 
 def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> dict[str, Any]:

@@ -21,7 +21,6 @@ also the KL reference.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -43,7 +42,7 @@ from seed_rl.progress import bar
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
 from seed_rl.train.expert import NoisyExpertAgent
 from seed_rl.train.learner import Learner
-from seed_rl.train.run_setup import run_env_kwargs, run_prompt_builder, train_task_pool
+from seed_rl.train.run_setup import run_env_kwargs, run_prompt_builder, settings_key, train_task_pool
 from seed_rl.train.supervised import CachedAdapter, adapter_learner, fit_rows, mean_nll, pair_rows
 
 ADAPTER_FILE = "warm_start_adapter.safetensors"
@@ -112,10 +111,7 @@ def warm_start_key(cfg: TrainConfig) -> str:
         "warm_start_noise",
         "warm_start_held_out",
     )
-    settings = {k: getattr(cfg, k) for k in keys}
-    settings["format"] = DEMONSTRATION_FORMAT
-    blob = json.dumps(settings, sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return settings_key(cfg, keys, {"format": DEMONSTRATION_FORMAT})
 
 
 def demonstration_builder(cfg: TrainConfig, learner: Learner) -> PromptBuilder:
