@@ -22,6 +22,7 @@ from seed_rl.config import ConfigError, load_config  # noqa: E402
 from seed_rl.train.expert import NoExpertError  # noqa: E402
 from seed_rl.train.run_setup import make_env, run_prompt_builder  # noqa: E402
 from seed_rl.train.sft import stage1_key  # noqa: E402
+from seed_rl.train.supervised import CachedAdapter, adapter_learner  # noqa: E402
 from seed_rl.train.warm_start import (  # noqa: E402
     demonstration_pairs,
     held_out_split,
@@ -175,6 +176,22 @@ def test_the_adapter_is_cached_under_a_key_of_what_determines_it(tmp_path):
     # Stage 1 composes on top: its adapter is keyed on the warm start it trained from
     assert stage1_key(cfg) != stage1_key(dataclasses.replace(cfg, warm_start="none"))
     assert stage1_key(cfg) != stage1_key(dataclasses.replace(cfg, warm_start_demos=12))
+
+
+def test_an_adapter_is_saved_even_where_its_cache_folder_went_while_it_trained(tmp_path):
+    cfg = tiny_warm_config()
+    learner = adapter_learner(cfg, tiny_random_policy(), lr=1e-3)
+    with torch.no_grad():
+        for parameter in learner.trainable_state().values():
+            parameter.add_(0.5)
+    cache = CachedAdapter(tmp_path / "cache" / "key", "adapter.safetensors", "report.json")
+    cache.save(learner, {"trained": True})  # the folder was never made (or was removed meanwhile)
+    fresh = adapter_learner(cfg, tiny_random_policy(), lr=1e-3)
+    initial = {k: v.clone() for k, v in fresh.trainable_state().items()}
+    assert cache.load(fresh) == {"trained": True, "cached": True}
+    assert any(not torch.equal(initial[k], v) for k, v in fresh.trainable_state().items())
+    for key, value in learner.trainable_state().items():
+        assert torch.equal(value, fresh.trainable_state()[key]), key
 
 
 def test_a_warm_start_on_a_valid_split_is_refused(capsys):

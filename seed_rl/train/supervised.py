@@ -66,6 +66,7 @@ class CachedAdapter:
         from safetensors.torch import save_file
 
         state = {k: v.contiguous() for k, v in learner.trainable_state().items()}
+        self.folder.mkdir(parents=True, exist_ok=True)  # (made anew if it went while the stage trained)
         save_file(state, str(self.folder / self.adapter_file))
         atomic_write_text(self.folder / self.report_file, json.dumps(report, indent=1))
 
