@@ -107,6 +107,27 @@ def run_policy(cfg: TrainConfig) -> Any:
     )
 
 
+#: The settings every cached adapter of a run depends on (its model, env, prompts, LoRA and numerics);
+#: a stage's key adds its own (:func:`~seed_rl.train.sft.stage1_key`, :func:`~seed_rl.train.warm_start.warm_start_key`).
+ADAPTER_KEYS = (
+    "model",
+    "env",
+    "env_kwargs",
+    "train_env_kwargs",
+    "max_steps",
+    "style",
+    "one_shot",
+    "max_new_tokens",
+    "lora_rank",
+    "lora_alpha",
+    "lora_targets",
+    "lora_layers",
+    "dtype",
+    "seed",
+    "token_budget",
+)
+
+
 def settings_key(cfg: TrainConfig, keys: Sequence[str], extra: Mapping[str, Any] | None = None) -> str:
     """A 16-hex-digit hash of the settings ``keys`` of ``cfg`` (and ``extra``): the cache key of what
     they determine (a warm-start or Stage-1 adapter). ``dtype=auto`` counts as the dtype it picks on

@@ -44,6 +44,7 @@ from seed_rl.rollout import Episode, EpisodeStart, run_episodes
 from seed_rl.train.expert import NoisyExpertAgent
 from seed_rl.train.learner import Learner
 from seed_rl.train.run_setup import (
+    ADAPTER_KEYS,
     UNBOUNDED_TASKS,
     run_analyzer_settings,
     run_env_kwargs,
@@ -70,32 +71,18 @@ class Stage1Data:
 def stage1_key(cfg: TrainConfig) -> str:
     """A hash of every setting that determines the Stage-1 adapter."""
     keys = (
-        "model",
-        "env",
-        "env_kwargs",
-        "train_env_kwargs",
-        "max_steps",
-        "style",
-        "one_shot",
+        *ADAPTER_KEYS,
         "temperature",
-        "max_new_tokens",
         "sft_source",
         "sft_tasks",
         "sft_rollouts",
         "sft_epochs",
         "sft_lr",
         "sft_skill_words",
-        "lora_rank",
-        "lora_alpha",
-        "lora_targets",
-        "lora_layers",
-        "dtype",
         "step_skills",
         "analyzer_prefill",
         "analyzer_max_new_tokens",
         "analyzer_repetition_penalty",
-        "seed",
-        "token_budget",
     )
     extra: dict[str, Any] = {}
     for key, default in (("train_tasks", 0), ("train_fraction", 1.0)):  # keys added later: only when set,

@@ -42,7 +42,7 @@ from seed_rl.progress import bar
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
 from seed_rl.train.expert import NoisyExpertAgent
 from seed_rl.train.learner import Learner
-from seed_rl.train.run_setup import run_env_kwargs, run_prompt_builder, settings_key, train_task_pool
+from seed_rl.train.run_setup import ADAPTER_KEYS, run_env_kwargs, run_prompt_builder, settings_key, train_task_pool
 from seed_rl.train.supervised import CachedAdapter, adapter_learner, fit_rows, mean_nll, pair_rows
 
 ADAPTER_FILE = "warm_start_adapter.safetensors"
@@ -83,27 +83,13 @@ class Demonstrations:
 def warm_start_key(cfg: TrainConfig) -> str:
     """A hash of every setting that determines the warm-start adapter."""
     keys = (
-        "model",
-        "env",
-        "env_kwargs",
-        "train_env_kwargs",
-        "max_steps",
+        *ADAPTER_KEYS,
         "train_tasks",
         "train_fraction",
-        "style",
-        "one_shot",
         "history_length",
         "visual",
-        "max_new_tokens",
         "skill_reserve_tokens",
-        "lora_rank",
-        "lora_alpha",
-        "lora_targets",
-        "lora_layers",
         "finetune",
-        "dtype",
-        "seed",
-        "token_budget",
         "warm_start",
         "warm_start_demos",
         "warm_start_epochs",
