@@ -161,10 +161,11 @@ def test_the_adapter_is_cached_under_a_key_of_what_determines_it(tmp_path):
     for key, value in first.model.state_dict().items():
         assert torch.equal(value, second.model.state_dict()[key]), key
     key = warm_start_key(cfg)
-    for change in ("warm_start_demos=12", "warm_start_noise=0.3", "warm_start_lr=1e-3", "seed=1", "max_steps=3"):
+    changes = ("warm_start_demos=12", "warm_start_noise=0.3", "warm_start_lr=1e-3", "warm_start_seed=1", "max_steps=3")
+    for change in changes:
         assert warm_start_key(tiny_warm_config("warm_start_epochs=1", change)) != key, change
-    # both arms of a comparison start from the same adapter
-    for same in ("algo=seed", "lambda_opd=0.5", "updates=3", "lr=1e-4"):
+    # both arms of a comparison, and every training seed, start from the same adapter
+    for same in ("algo=seed", "lambda_opd=0.5", "updates=3", "lr=1e-4", "seed=1"):
         assert warm_start_key(tiny_warm_config("warm_start_epochs=1", same)) == key, same
     # `seed warmstart` leaves dtype=auto as written, a trainer resolves it: the two share the adapter
     resolved = resolve_dtype("auto", "cpu")
@@ -176,6 +177,23 @@ def test_the_adapter_is_cached_under_a_key_of_what_determines_it(tmp_path):
     # Stage 1 composes on top: its adapter is keyed on the warm start it trained from
     assert stage1_key(cfg) != stage1_key(dataclasses.replace(cfg, warm_start="none"))
     assert stage1_key(cfg) != stage1_key(dataclasses.replace(cfg, warm_start_demos=12))
+
+
+def test_the_warm_start_is_seeded_by_its_own_seed_and_leaves_the_runs_rng_alone(tmp_path, monkeypatch):
+    weights = []
+    for seed, cache in ((0, "a"), (1, "b")):  # two training seeds, each training the adapter afresh
+        monkeypatch.setenv("SEED_CACHE_DIR", str(tmp_path / cache))
+        policy = tiny_random_policy()
+        torch.manual_seed(100 + seed)
+        rng_before = torch.get_rng_state()
+        run_warm_start(tiny_warm_config("warm_start_epochs=1", f"seed={seed}"), policy)
+        assert torch.equal(torch.get_rng_state(), rng_before)  # the run's own draws are not shifted
+        weights.append(policy.model.state_dict())
+    for key, value in weights[0].items():
+        assert torch.equal(value, weights[1][key]), key
+    other = tiny_random_policy()
+    run_warm_start(tiny_warm_config("warm_start_epochs=1", "warm_start_seed=1"), other)
+    assert any(not torch.equal(v, other.model.state_dict()[k]) for k, v in weights[0].items())
 
 
 def test_an_adapter_is_saved_even_where_its_cache_folder_went_while_it_trained(tmp_path):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -80,8 +80,15 @@ class Demonstrations:
         }
 
 
+def warm_start_config(cfg: TrainConfig) -> TrainConfig:
+    """The run's config as the warm start sees it: seeded by ``warm_start_seed``, not by the run's
+    ``seed``, so that every training seed (and both arms) of a config start from one adapter."""
+    return replace(cfg, seed=cfg.warm_start_seed)
+
+
 def warm_start_key(cfg: TrainConfig) -> str:
-    """A hash of every setting that determines the warm-start adapter."""
+    """A hash of every setting that determines the warm-start adapter (the run's seed is not one:
+    ``warm_start_seed`` stands in its place)."""
     keys = (
         *ADAPTER_KEYS,
         "train_tasks",
@@ -97,7 +104,7 @@ def warm_start_key(cfg: TrainConfig) -> str:
         "warm_start_noise",
         "warm_start_held_out",
     )
-    return settings_key(cfg, keys, {"format": DEMONSTRATION_FORMAT})
+    return settings_key(warm_start_config(cfg), keys, {"format": DEMONSTRATION_FORMAT})
 
 
 def demonstration_builder(cfg: TrainConfig, learner: Learner) -> PromptBuilder:
@@ -177,14 +184,17 @@ def run_warm_start(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path |
     if cfg.warm_start != "expert":
         raise ValueError(f"warm_start={cfg.warm_start!r}: nothing to run (the warm start is warm_start=expert)")
     started = time.perf_counter()
+    cfg = warm_start_config(cfg)
     cache = CachedAdapter(cache_dir("warm_start", warm_start_key(cfg)), ADAPTER_FILE, REPORT_FILE)
-    learner = adapter_learner(cfg, policy, cfg.warm_start_lr)
-    report = cache.load(learner)
-    if report is not None:
-        print(f"warm start: adapter loaded from {cache.folder}", flush=True)
-    else:
-        report = _train(cfg, policy, learner, started)
-        cache.save(learner, report)
+    with torch.random.fork_rng():  # the adapter's init is the warm start's; the run's RNG is untouched
+        torch.manual_seed(cfg.seed)
+        learner = adapter_learner(cfg, policy, cfg.warm_start_lr)
+        report = cache.load(learner)
+        if report is not None:
+            print(f"warm start: adapter loaded from {cache.folder}", flush=True)
+        else:
+            report = _train(cfg, policy, learner, started)
+            cache.save(learner, report)
     policy.model = learner.peft_model.merge_and_unload()
     if run_dir is not None:
         run_dir.mkdir(parents=True, exist_ok=True)
