@@ -168,6 +168,12 @@ def test_several_training_seeds_data_fractions_and_splits(tmp_path, capsys):
     cells = next(line for line in table.splitlines() if line.startswith("| seed-lambda0 - grpo ")).split("|")
     assert cells[2].strip() == "2" and cells[3].strip().startswith(f"{100 * difference:+.1f} [")
     assert "Differences paired by training seed (valid_unseen)" in table
+    # and on the second split, from its own evaluations
+    seen = {(r["arm"], r["seed"]): r["evaluation"]["valid_seen"]["success"] for r in [*ablation, *grpo]}
+    seen_difference = sum(seen[("seed-lambda0", s)] - seen[("grpo", s)] for s in (0, 1)) / 2
+    after = table.split("Differences paired by training seed (valid_seen)")[1]
+    cells = next(line for line in after.splitlines() if line.startswith("| seed-lambda0 - grpo ")).split("|")
+    assert cells[3].strip().startswith(f"{100 * seen_difference:+.1f} [")
     assert "| seed-lambda0 @ 50% data - grpo @ 50% data " in table and "- seed " not in table  # no seed arm here
     assert (out / "comparison.png").stat().st_size > 1000
     # every run is finished: a second call trains nothing

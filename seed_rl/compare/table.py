@@ -1,7 +1,7 @@
 """The markdown of ``seed compare``: one row per arm (and data fraction), success per evaluation
 split with its 95% interval over training seeds, the training signals, and the compute columns;
-then the differences between arms paired by training seed, success per task family, and success
-against the share of training data.
+then, for each evaluation split, the differences between arms paired by training seed and success per
+task family; and success against the share of training data.
 
 Every number is a mean over the arm's runs (one per training seed); intervals follow
 :class:`~seed_rl.compare.arm_summary.ArmSummary`: Wilson over episodes for one seed, Student over seeds
@@ -33,12 +33,14 @@ def comparison_report(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSu
     """Every table of a comparison, with the notes that say how to read them."""
     splits = list(untrained)
     parts = [main_table(untrained, arms, differing)]
-    differences = difference_table(arms, splits[0])
-    if differences:
-        parts += ["", f"Differences paired by training seed ({splits[0]}):", "", differences]
-    family = family_table(untrained, arms, splits[0])
-    if family:
-        parts += ["", f"Success % per task family ({splits[0]}):", "", family]
+    for split in splits:  # on seen and unseen tasks alike, where both were played
+        differences = difference_table(arms, split)
+        if differences:
+            parts += ["", f"Differences paired by training seed ({split}):", "", differences]
+    for split in splits:
+        family = family_table(untrained, arms, split)
+        if family:
+            parts += ["", f"Success % per task family ({split}):", "", family]
     episodes = episodes_table(untrained, arms, splits[0])
     if episodes:
         parts += ["", f"Success % against training episodes consumed ({splits[0]}; [95% CI]):", "", episodes]
