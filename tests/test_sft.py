@@ -12,7 +12,7 @@ from seed_agent.policies.server import serve_policy  # noqa: E402
 from seed_agent.skills import extract_skill  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
 from seed_rl.config import load_config  # noqa: E402
-from seed_rl.train.sft import collect_stage1_data, run_stage1, skill_pairs  # noqa: E402
+from seed_rl.train.sft import collect_stage1_data, fitting_pairs, run_stage1, skill_pairs  # noqa: E402
 from seed_rl.train.skill_pass import AnalyzerSettings  # noqa: E402
 
 TINY = [
@@ -24,7 +24,7 @@ TINY = [
     "sft_rollouts=2",
     "sft_epochs=1",
     "sft_eval_trajectories=2",
-    "analyzer_max_new_tokens=12",
+    "analyzer_max_new_tokens=224",  # the tiny tokenizer spells a skill JSON out in 140-220 tokens
 ]
 
 
@@ -103,3 +103,22 @@ def test_stage1_trains_merges_and_caches_the_adapter(tmp_path):
     assert cached["cached"]
     for name, parameter in again.model.named_parameters():
         assert torch.equal(parameter, after[name]), name
+
+
+def test_replies_longer_than_the_analyzer_may_write_are_left_out_and_counted(data):
+    cfg, collected = data
+    settings = AnalyzerSettings(prefill=True, max_new_tokens=40)
+    pairs = skill_pairs(cfg, collected.train, settings)
+    words = [len(reply.split()) for _, reply in pairs]
+    kept, longest = fitting_pairs(pairs, lambda reply: len(reply.split()), settings)
+    assert longest == max(words)
+    assert kept == [pair for pair, n in zip(pairs, words, strict=True) if n <= 40]
+    shortest = min(words)
+    kept, _ = fitting_pairs(pairs, lambda reply: len(reply.split()), AnalyzerSettings(max_new_tokens=shortest - 1))
+    assert kept == []
+
+
+def test_stage1_with_no_reply_the_analyzer_could_finish_is_refused_naming_the_keys(tmp_path):
+    cfg = load_config("sokoban_seed", [*TINY, f"run_dir={tmp_path}", "analyzer_max_new_tokens=2"])
+    with pytest.raises(ValueError, match=r"analyzer_max_new_tokens=2.*sft_skill_words"):
+        run_stage1(cfg, tiny_random_policy(), tmp_path)

@@ -113,6 +113,10 @@ class TransformersPolicy:
         ids = self.tokenizer(self.render(prompt), add_special_tokens=False)["input_ids"]
         return len(ids) + prompt.image_count() * max(0, self.tokens_per_image - 1)
 
+    def count_text_tokens(self, text: str) -> int:
+        """The tokens of ``text`` as the model writes it in a reply (no special tokens added)."""
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
     def encode(
         self,
         prompts: Sequence[ChatPrompt],

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -112,7 +112,21 @@ def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> d
         )
     else:
         data = collect_stage1_data(cfg, policy)
-        pairs = skill_pairs(cfg, data.train, settings)
+        written = skill_pairs(cfg, data.train, settings)
+        pairs, longest = fitting_pairs(written, policy.count_text_tokens, settings)
+        if len(pairs) < len(written):
+            print(
+                f"Stage 1: {len(written) - len(pairs)} of {len(written)} skill replies are longer than the analyzer "
+                f"may write (analyzer_max_new_tokens={settings.max_new_tokens}; the longest is {longest} tokens) "
+                "and are left out: raise analyzer_max_new_tokens or lower sft_skill_words",
+                flush=True,
+            )
+        if not pairs:
+            raise ValueError(
+                f"Stage 1 has no skill reply the analyzer could finish: all {len(written)} are longer than "
+                f"analyzer_max_new_tokens={settings.max_new_tokens} (the longest is {longest} tokens); raise "
+                "analyzer_max_new_tokens or lower sft_skill_words"
+            )
         before = analyzer_parse_rate(policy, data.held_out, settings)
         print(
             f"Stage 1: {len(pairs)} pairs from {len(data.train)} trajectories; analyzer parse rate before "
@@ -123,6 +137,7 @@ def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> d
         after = analyzer_parse_rate(policy, data.held_out, settings)
         report = {
             "pairs": len(pairs),
+            "long_replies": len(written) - len(pairs),
             "trajectories": len(data.train),
             "held_out": len(data.held_out),
             "train_success": float(np.mean([e.won for e in data.train])) if data.train else 0.0,
@@ -226,6 +241,17 @@ def skill_pairs(cfg: TrainConfig, episodes: Sequence[Episode], settings: Analyze
             raise ValueError(f"the skill JSON does not start with the analyzer prefill {prompt.prefill!r}")
         pairs.append((prompt, target[len(prompt.prefill) :]))
     return pairs
+
+
+def fitting_pairs(
+    pairs: Sequence[tuple[Any, str]], count_tokens: Callable[[str], int], settings: AnalyzerSettings
+) -> tuple[list[tuple[Any, str]], int]:
+    """The pairs whose reply the analyzer can write within ``settings.max_new_tokens`` (a reply it
+    cannot finish would teach it a JSON object it never closes, and nothing would parse), and the
+    longest reply's token count."""
+    lengths = [count_tokens(reply) for _, reply in pairs]
+    kept = [pair for pair, n in zip(pairs, lengths, strict=True) if n <= settings.max_new_tokens]
+    return kept, max(lengths, default=0)
 
 
 def fit(learner: Learner, policy: TransformersPolicy, pairs: list[tuple[Any, str]], cfg: TrainConfig) -> list[float]:

@@ -434,7 +434,7 @@ class Trainer:
                 settings=self.analyzer,
                 policy=analyzer,
                 library=self.library,
-                count_tokens=lambda text: len(self.policy.tokenizer(text, add_special_tokens=False)["input_ids"]),
+                count_tokens=self.policy.count_text_tokens,
                 on_analyzed=progress.update,
             )
         # the paper's setting keeps episode skills only; step_skills keeps those of the critical steps

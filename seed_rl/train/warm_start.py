@@ -208,7 +208,7 @@ def _train(cfg: TrainConfig, policy: TransformersPolicy, learner: Learner, start
     demos = demonstration_pairs(
         episodes,
         builder,
-        count_reply_tokens=lambda text: len(policy.tokenizer(text, add_special_tokens=False)["input_ids"]),
+        count_reply_tokens=policy.count_text_tokens,
         max_new_tokens=cfg.max_new_tokens,
     )
     if not demos.pairs:
