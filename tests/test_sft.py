@@ -12,7 +12,14 @@ from seed_agent.policies.server import serve_policy  # noqa: E402
 from seed_agent.skills import extract_skill  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
 from seed_rl.config import load_config  # noqa: E402
-from seed_rl.train.sft import collect_stage1_data, fitting_pairs, run_stage1, skill_pairs  # noqa: E402
+from seed_rl.train.sft import (  # noqa: E402
+    ACTING_LOSS_RISE,
+    acting_loss_warning,
+    collect_stage1_data,
+    fitting_pairs,
+    run_stage1,
+    skill_pairs,
+)
 from seed_rl.train.skill_pass import AnalyzerSettings  # noqa: E402
 
 TINY = [
@@ -93,6 +100,9 @@ def test_stage1_trains_merges_and_caches_the_adapter(tmp_path):
     assert not report["cached"] and report["pairs"] > 0
     assert 0.0 <= report["parse_rate_before"] <= 1.0 and 0.0 <= report["parse_rate_after"] <= 1.0
     assert report["loss_last"] is not None
+    # the acting role is measured on the expert's actions of the held-out trajectories, before and after
+    assert report["acting_loss_before"] > 0 and report["acting_loss_after"] > 0
+    assert report["acting_loss_after"] != report["acting_loss_before"]
     after = dict(policy.model.named_parameters())
     assert set(after) == set(before)  # merged: no adapter modules left
     assert any(not torch.equal(before[n], after[n]) for n in before)
@@ -122,3 +132,10 @@ def test_stage1_with_no_reply_the_analyzer_could_finish_is_refused_naming_the_ke
     cfg = load_config("sokoban_seed", [*TINY, f"run_dir={tmp_path}", "analyzer_max_new_tokens=2"])
     with pytest.raises(ValueError, match=r"analyzer_max_new_tokens=2.*sft_skill_words"):
         run_stage1(cfg, tiny_random_policy(), tmp_path)
+
+
+def test_stage1_warns_when_it_unlearns_the_acting_role():
+    assert acting_loss_warning(0.08, 0.08 + ACTING_LOSS_RISE) is None
+    assert acting_loss_warning(None, 3.0) is None
+    warning = acting_loss_warning(0.08, 2.5)
+    assert warning and "0.080 to 2.500" in warning and "sft_lr" in warning

@@ -42,7 +42,7 @@ from seed_rl.config import TrainConfig
 from seed_rl.progress import bar
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
 from seed_rl.train.expert import NoisyExpertAgent
-from seed_rl.train.learner import Learner
+from seed_rl.train.learner import Learner, ScoreRow
 from seed_rl.train.run_setup import (
     ADAPTER_KEYS,
     UNBOUNDED_TASKS,
@@ -54,7 +54,7 @@ from seed_rl.train.run_setup import (
     train_task_pool,
 )
 from seed_rl.train.skill_pass import AnalyzerSettings, external_analyzer, write_skills
-from seed_rl.train.supervised import CachedAdapter, adapter_learner, fit_rows, pair_rows
+from seed_rl.train.supervised import CachedAdapter, adapter_learner, fit_rows, mean_nll, pair_rows
 
 #: Random-action rates of the noisy expert, cycled over its episodes.
 NOISE_LEVELS = (0.0, 0.25, 0.5, 0.75)
@@ -128,6 +128,8 @@ def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> d
                 "analyzer_max_new_tokens or lower sft_skill_words"
             )
         before = analyzer_parse_rate(policy, data.held_out, settings)
+        acting = acting_rows(cfg, learner, policy, data.held_out)
+        acting_before = mean_nll(learner, acting)
         print(
             f"Stage 1: {len(pairs)} pairs from {len(data.train)} trajectories; analyzer parse rate before "
             f"{before['parse_rate']:.2f} on {len(data.held_out)} held-out trajectories",
@@ -135,6 +137,7 @@ def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> d
         )
         losses = fit(learner, policy, pairs, cfg)
         after = analyzer_parse_rate(policy, data.held_out, settings)
+        acting_after = mean_nll(learner, acting)
         report = {
             "pairs": len(pairs),
             "long_replies": len(written) - len(pairs),
@@ -148,6 +151,8 @@ def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> d
             "loss_first": losses[0] if losses else None,
             "loss_last": losses[-1] if losses else None,
             "examples_after": after["examples"],
+            "acting_loss_before": acting_before,
+            "acting_loss_after": acting_after,
             "seconds": time.perf_counter() - started,
             "cached": False,
         }
@@ -157,6 +162,9 @@ def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> d
             f"naming the trajectory's objects or actions {after['mentions']:.2f} ({report['seconds']:.0f} s)",
             flush=True,
         )
+        warning = acting_loss_warning(acting_before, acting_after)
+        if warning:
+            print(warning, flush=True)
     policy.model = learner.peft_model.merge_and_unload()
     run_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_text(run_dir / REPORT_FILE, json.dumps(report, indent=1))
@@ -252,6 +260,37 @@ def fitting_pairs(
     lengths = [count_tokens(reply) for _, reply in pairs]
     kept = [pair for pair, n in zip(pairs, lengths, strict=True) if n <= settings.max_new_tokens]
     return kept, max(lengths, default=0)
+
+
+def acting_rows(
+    cfg: TrainConfig, learner: Learner, policy: TransformersPolicy, episodes: Sequence[Episode]
+) -> list[ScoreRow]:
+    """The expert's reply at each labelled step of ``episodes``, after the prompt the policy read
+    there: the acting role Stage 1 must not unlearn while it trains the analyzer role."""
+    from seed_rl.train.warm_start import demonstration_pairs
+
+    demos = demonstration_pairs(
+        episodes,
+        run_prompt_builder(cfg),
+        count_reply_tokens=policy.count_text_tokens,
+        max_new_tokens=cfg.max_new_tokens,
+    )
+    return pair_rows(learner, policy, demos.pairs, reuse_frozen_states=cfg.reuse_frozen_states)
+
+
+#: Stage 1 warns when it raises the loss of the expert's actions by more than this many nats per token.
+ACTING_LOSS_RISE = 0.5
+
+
+def acting_loss_warning(before: float | None, after: float | None) -> str | None:
+    """A warning where Stage 1 made the expert's actions much less likely (the policy forgets how to act)."""
+    if before is None or after is None or after - before <= ACTING_LOSS_RISE:
+        return None
+    return (
+        f"warning: Stage 1 raised the policy's loss on the expert's actions of the held-out trajectories from "
+        f"{before:.3f} to {after:.3f} nats per token: training the analyzer role is unlearning the acting role "
+        "(lower sft_lr or sft_epochs)"
+    )
 
 
 def fit(learner: Learner, policy: TransformersPolicy, pairs: list[tuple[Any, str]], cfg: TrainConfig) -> list[float]:
