@@ -27,7 +27,7 @@ TINY = [
     "sft_rollouts=2",
     "sft_epochs=1",
     "sft_eval_trajectories=2",
-    "analyzer_max_new_tokens=224",  # the tiny tokenizer spells a skill JSON out in 140-220 tokens
+    "analyzer_max_new_tokens=16",
 ]
 
 

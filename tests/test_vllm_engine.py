@@ -284,9 +284,7 @@ def test_stage_1_weights_reach_the_engine_before_the_first_rollout(tiny_model, t
 
     if not pushed:
         monkeypatch.setattr(VLLMRolloutEngine, "push_base_weights", lambda self: None)
-    # (the tiny tokenizer spells a skill JSON out in 140-220 tokens: Stage 1 needs room for it)
-    stage1 = ("sft=true", "updates=1", "sft_lr=0.05", "analyzer_max_new_tokens=224")
-    (metrics,) = train(training_config(tiny_model, tmp_path / "run", *stage1))
+    (metrics,) = train(training_config(tiny_model, tmp_path / "run", "sft=true", "updates=1", "sft_lr=0.05"))
     if pushed:
         assert metrics["sampler_gap_max"] < SAME
     else:
