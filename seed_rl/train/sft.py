@@ -55,6 +55,7 @@ from seed_rl.train.run_setup import (
 )
 from seed_rl.train.skill_pass import AnalyzerSettings, external_analyzer, write_skills
 from seed_rl.train.supervised import CachedAdapter, adapter_learner, fit_rows, mean_nll, pair_rows
+from seed_rl.train.warm_start import demonstration_pairs, warm_start_key
 
 #: Random-action rates of the noisy expert, cycled over its episodes.
 NOISE_LEVELS = (0.0, 0.25, 0.5, 0.75)
@@ -90,8 +91,6 @@ def stage1_key(cfg: TrainConfig) -> str:
             extra[key] = getattr(cfg, key)
     extra["analyzer_prompt"] = ANALYZER_PROMPT_VERSION  # adapters of an earlier prompt are not reused
     if cfg.warm_start != "none":  # Stage 1 then trains on top of the warm-started model
-        from seed_rl.train.warm_start import warm_start_key
-
         extra["warm_start"] = warm_start_key(cfg)
     return settings_key(cfg, keys, extra)
 
@@ -262,8 +261,6 @@ def acting_rows(
 ) -> list[ScoreRow]:
     """The expert's reply at each labelled step of ``episodes``, after the prompt the policy read
     there: the acting role Stage 1 must not unlearn while it trains the analyzer role."""
-    from seed_rl.train.warm_start import demonstration_pairs
-
     demos = demonstration_pairs(
         episodes,
         run_prompt_builder(cfg),
