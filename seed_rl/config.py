@@ -166,6 +166,9 @@ class TrainConfig:
     sft_lr: float = 1e-3
     sft_skill_words: int = 80  # the scripted skills' length cap (the analyzer prompt asks for < 80)
     sft_eval_trajectories: int = 8
+    # expert steps of Stage 1's own training trajectories trained beside the skill pairs (a rehearsal
+    # of the acting role, so that teaching the analyzer does not unlearn acting); 0: skill pairs only
+    sft_acting_pairs: int = 0
     sft_analyzer_url: str = ""  # OpenAI-compatible server for sft_source=external
     # runs
     run_dir: str = "runs/train"

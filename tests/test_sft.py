@@ -12,15 +12,20 @@ from seed_agent.policies.server import serve_policy  # noqa: E402
 from seed_agent.skills import extract_skill  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
 from seed_rl.config import load_config  # noqa: E402
+from seed_rl.train.run_setup import run_prompt_builder  # noqa: E402
 from seed_rl.train.sft import (  # noqa: E402
     ACTING_LOSS_RISE,
     acting_loss_warning,
     collect_stage1_data,
+    rehearsal_rows,
     replies_over_budget,
     run_stage1,
     skill_pairs,
+    stage1_key,
 )
 from seed_rl.train.skill_pass import AnalyzerSettings  # noqa: E402
+from seed_rl.train.supervised import adapter_learner  # noqa: E402
+from seed_rl.train.warm_start import demonstration_pairs  # noqa: E402
 
 TINY = [
     "model=tiny-random",
@@ -144,3 +149,35 @@ def test_stage1_warns_when_it_unlearns_the_acting_role():
     assert acting_loss_warning(None, 3.0) is None
     warning = acting_loss_warning(0.08, 2.5)
     assert warning and "0.080 to 2.500" in warning and "sft_lr" in warning
+
+
+def test_rehearsal_draws_the_configured_number_of_expert_steps(data):
+    cfg, collected = data
+    policy = tiny_random_policy()
+    learner = adapter_learner(cfg, policy, cfg.sft_lr)
+    assert rehearsal_rows(cfg, learner, policy, collected.train) == []  # the default: skill pairs only
+    some = load_config("sokoban_seed", [*TINY, "sft_acting_pairs=5"])
+    rows = rehearsal_rows(some, learner, policy, collected.train)
+    assert len(rows) == 5
+    demos = demonstration_pairs(
+        collected.train, run_prompt_builder(cfg), count_reply_tokens=policy.count_text_tokens, max_new_tokens=99
+    )
+    assert {policy.tokenizer.decode(r.token_ids) for r in rows} <= {reply for _, reply in demos.pairs}
+    everything = load_config("sokoban_seed", [*TINY, "sft_acting_pairs=100000"])
+    labelled = sum(r.expert_action is not None and r.prompt is not None for e in collected.train for r in e.rows)
+    assert len(rehearsal_rows(everything, learner, policy, collected.train)) == labelled
+    # the key counts in the adapter's cache key only when set, so that older adapters keep theirs
+    assert stage1_key(some) != stage1_key(cfg) == stage1_key(load_config("sokoban_seed", TINY))
+
+
+def test_rehearsal_keeps_the_acting_role_that_skill_pairs_alone_move_away_from(tmp_path):
+    overrides = [*TINY, "sft_lr=0.01", "sft_epochs=2"]
+    alone = run_stage1(load_config("sokoban_seed", [*overrides, f"run_dir={tmp_path}"]), tiny_random_policy(), tmp_path)
+    both = run_stage1(
+        load_config("sokoban_seed", [*overrides, "sft_acting_pairs=1000", f"run_dir={tmp_path}"]),
+        tiny_random_policy(),
+        tmp_path,
+    )
+    assert both["acting_pairs"] > 0 == alone["acting_pairs"]  # every labelled step, where fewer than asked
+    assert both["acting_loss_before"] == pytest.approx(alone["acting_loss_before"])  # the same start
+    assert both["acting_loss_after"] < alone["acting_loss_after"]

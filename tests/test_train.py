@@ -170,6 +170,14 @@ def test_a_run_saved_before_a_key_existed_resumes_when_the_key_keeps_its_default
         Trainer(config(tmp_path, "updates=3", "memory_budget_gb=4"), resume=True)
 
 
+def test_stage1_keys_may_change_on_resume_in_a_run_without_stage1(tmp_path):
+    train(config(tmp_path, "updates=1"))  # GRPO: no Stage 1
+    (m,) = Trainer(config(tmp_path, "updates=2", "sft_lr=0.5", "sft_acting_pairs=8"), resume=True).run()
+    assert m["update"] == 2
+    with pytest.raises(ConfigError, match="sft"):  # turning Stage 1 on is a change
+        Trainer(config(tmp_path, "updates=3", "sft=true"), resume=True)
+
+
 def test_a_killed_run_resumes_with_no_update_lost(tmp_path):
     """SIGKILL the CLI once its first checkpoint exists (mid-way through update 2), then resume."""
     run = tmp_path / "killed"

@@ -109,6 +109,15 @@ RESUMABLE_KEYS = (
 )
 
 
+def inert_keys(saved: dict[str, Any], now: dict[str, Any]) -> set[str]:
+    """Keys that cannot change what a run trains: Stage 1's settings (``sft_*``) in a run without
+    Stage 1, before and now (so that retuning SEED's Stage 1 in a shared config leaves the GRPO
+    runs of that config resumable and reusable)."""
+    if saved.get("sft", False) or now.get("sft", False):
+        return set()
+    return {key for key in now if key.startswith("sft_")}
+
+
 class Trainer:
     """A training run in ``cfg.run_dir``: ``Trainer(cfg).run()`` trains, ``run(resume=True)`` continues."""
 
@@ -232,7 +241,8 @@ class Trainer:
             before = yaml.safe_load(saved.read_text(encoding="utf-8"))
             now, defaults = cfg.to_dict(), TrainConfig().to_dict()
             # a key the run's config lacks (added to the library since) had its default then
-            changed = [k for k in now if k not in RESUMABLE_KEYS and before.get(k, defaults[k]) != now[k]]
+            may_change = {*RESUMABLE_KEYS, *inert_keys(before, now)}
+            changed = [k for k in now if k not in may_change and before.get(k, defaults[k]) != now[k]]
             if changed:
                 raise ConfigError(
                     f"--resume: these keys differ from {saved}: {', '.join(changed)}; only "
