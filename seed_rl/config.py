@@ -223,6 +223,10 @@ class TrainConfig:
             "analyzer_max_new_tokens",
             "checkpoint_every",
             "keep_checkpoints",
+            "library_updates",
+            "sft_tasks",
+            "sft_rollouts",
+            "sft_epochs",
         )
         for key in positive:
             if getattr(self, key) < 1:
@@ -241,6 +245,19 @@ class TrainConfig:
             "micro_batch_rows",
             "step_advantage_w",
             "max_step_skills",
+            "max_steps",
+            "lora_rank",
+            "lora_alpha",
+            "lora_layers",
+            "threads",
+            "weight_decay",
+            "grad_clip",
+            "is_cap",
+            "beta_opd",
+            "skill_reserve_tokens",
+            "sft_eval_trajectories",
+            "sft_acting_pairs",
+            "workers",
         ):
             if getattr(self, key) < 0:
                 raise ConfigError(f"{key}={getattr(self, key)!r} is not allowed; {key} must be >= 0")

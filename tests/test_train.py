@@ -316,3 +316,14 @@ def test_sample_batch_size_sets_how_many_sequences_the_policy_generates_at_once(
         trainer.close()
     with pytest.raises(ConfigError, match="sample_batch_size"):
         load_config(None, ["sample_batch_size=0"])
+
+
+@pytest.mark.parametrize(
+    "override",
+    ["sft_acting_pairs=-1", "max_steps=-2", "lora_rank=-4", "workers=-1", "grad_clip=-1.0", "sft_epochs=0"],
+)
+def test_a_count_or_scale_out_of_range_is_refused_with_its_bound(override):
+    key, value = override.split("=")
+    bound = ">= 1" if key == "sft_epochs" else ">= 0"
+    with pytest.raises(ConfigError, match=rf"{key}={value} is not allowed; {key} must be {bound}"):
+        load_config("sokoban_seed", [override])
