@@ -110,3 +110,49 @@ def test_a_run_draws_its_tasks_from_its_pool(tmp_path):
         assert {i for u in range(20) for i in trainer.tasks(u)} == {0, 1, 2}
     finally:
         trainer.close()
+
+
+def counted(arm: str, seed: int, wins: int, episodes: int = 32) -> ArmResult:
+    """A run whose evaluation holds counts: ``wins`` of ``episodes``, 10 steps each, 1 in 10 invalid."""
+    cfg = load_config("demo", [f"seed={seed}", "train_tasks=10"])
+    summary = {
+        "episodes": episodes,
+        "success": wins / episodes,
+        "success_low": 0.0,
+        "success_high": 1.0,
+        "invalid_rate": 0.1,
+        "invalid_low": 0.05,
+        "invalid_high": 0.2,
+        "mean_steps": 10.0,
+    }
+    return ArmResult(arm, cfg, [{"update": 1, "success": 0.5}], {"valid_unseen": summary})
+
+
+def test_seeds_that_agree_do_not_make_the_mean_exact():
+    # Two seeds at 9 of 32: Student's half-width is 0. Pooled, 18 of 64: p = 0.28125, z^2 = 3.841459,
+    # centre = (p + z^2/128) / (1 + z^2/64) = 0.311266 / 1.060023 = 0.293640,
+    # half = z sqrt(p(1-p)/64 + z^2/16384) / 1.060023 = 0.107706: Wilson [0.185934, 0.401339].
+    (arm,) = group_results([counted("grpo", 0, 9), counted("grpo", 1, 9)])
+    estimate = arm.success("valid_unseen")
+    assert estimate.mean == pytest.approx(0.28125) and estimate.n == 2
+    assert (estimate.low, estimate.high) == pytest.approx((0.185934, 0.401339), abs=1e-5)
+    # a wider Student interval stays as it is: 4 and 14 of 32, half-width 12.7062 * 0.15625 = 1.99, cut to [0, 1]
+    (spread,) = group_results([counted("grpo", 0, 4), counted("grpo", 1, 14)])
+    assert (spread.success("valid_unseen").low, spread.success("valid_unseen").high) == (0.0, 1.0)
+
+
+def test_paired_seeds_that_agree_get_newcombes_interval_by_hand():
+    # SEED 9 of 32 on both seeds, GRPO 12 of 32: each difference -0.09375, no spread. Pooled Wilson:
+    # 18/64 in [0.185934, 0.401339], 24/64 in [0.266660, 0.497496]. Newcombe:
+    # low = -0.09375 - sqrt(0.095316^2 + 0.122496^2) = -0.248961,
+    # high = -0.09375 + sqrt(0.120089^2 + 0.108340^2) = +0.067988.
+    seed = group_results([counted("seed", 0, 9), counted("seed", 1, 9)])[0]
+    grpo = group_results([counted("grpo", 0, 12), counted("grpo", 1, 12)])[0]
+    difference = paired_difference(seed, grpo, "valid_unseen")
+    assert difference.mean == pytest.approx(-0.09375) and difference.n == 2
+    assert (difference.low, difference.high) == pytest.approx((-0.248961, 0.067988), abs=1e-5)
+    # invalid steps: 32 of 320 in every run, a difference of 0; pooled 64 of 640 each, Wilson
+    # [0.079091, 0.125682], so Newcombe gives -+sqrt(0.020909^2 + 0.025682^2) = -+0.033117
+    invalid = paired_difference(seed, grpo, "valid_unseen", "invalid")
+    assert invalid.mean == 0.0
+    assert (invalid.low, invalid.high) == pytest.approx((-0.033117, 0.033117), abs=1e-5)

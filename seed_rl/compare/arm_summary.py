@@ -5,6 +5,12 @@ With one training seed the only noise we can see is the evaluation's, so success
 Wilson interval over that run's episodes. With several, the runs are the samples: the mean
 over seeds with Student's interval (:func:`~seed_rl.stats.mean_t_ci`), which also holds the
 seed-to-seed spread that an outside reproduction of SEED found its gain to lie within.
+
+Student's interval over two or three seeds collapses when their rates happen to agree (two
+runs at 9 of 32 give ``28.1 [28.1, 28.1]``), as if the mean were known exactly. It never is
+better known than the evaluation's episodes allow, so an interval over seeds is widened, where
+narrower, to the one those episodes give pooled: Wilson's for a rate
+(:func:`pooled_rate`), Newcombe's for a difference of two (:func:`newcombe_difference`).
 """
 
 from __future__ import annotations
@@ -39,10 +45,19 @@ class ArmResult:
 
 
 def summary_estimate(summary: dict[str, Any], key: str = "success") -> Estimate:
-    """The rate ``key`` (success or invalid) of one evaluation summary with its stored interval."""
-    low_key, high_key = ("success_low", "success_high") if key == "success" else ("invalid_low", "invalid_high")
-    value = summary["success"] if key == "success" else summary["invalid_rate"]
-    return Estimate(value, summary.get(low_key, math.nan), summary.get(high_key, math.nan), summary["episodes"])
+    """The rate ``key`` (success or invalid) of one evaluation summary with its stored interval.
+    ``n`` counts what the rate is over: episodes for success, steps for invalid (0 where an older
+    summary lacks ``mean_steps``)."""
+    if key == "success":
+        low, high, n = summary.get("success_low"), summary.get("success_high"), summary["episodes"]
+        return Estimate(summary["success"], _or_nan(low), _or_nan(high), n)
+    low, high = summary.get("invalid_low"), summary.get("invalid_high")
+    n = round(summary["mean_steps"] * summary["episodes"]) if "mean_steps" in summary else 0
+    return Estimate(summary["invalid_rate"], _or_nan(low), _or_nan(high), n)
+
+
+def _or_nan(value: float | None) -> float:
+    return math.nan if value is None else value
 
 
 def family_estimates(summary: dict[str, Any]) -> dict[str, Estimate]:
@@ -50,12 +65,39 @@ def family_estimates(summary: dict[str, Any]) -> dict[str, Estimate]:
     return {name: Estimate(*values) for name, values in summary.get("by_family", {}).items()}
 
 
-def rate_over_seeds(rates: Sequence[float]) -> Estimate:
-    """The mean of per-seed rates with Student's 95% interval, cut to [0, 1] (a rate's range)."""
-    estimate = mean_t_ci(rates)
+def pooled_rate(estimates: Sequence[Estimate]) -> Estimate | None:
+    """The runs' rates pooled: ``k = sum_s round(p_s n_s)`` of ``N = sum_s n_s``, with Wilson's
+    interval (:func:`~seed_rl.stats.proportion_ci`); None where a run's count is unknown."""
+    if not estimates or any(e.n <= 0 for e in estimates):
+        return None
+    return proportion_ci(sum(round(e.mean * e.n) for e in estimates), sum(e.n for e in estimates))
+
+
+def rate_over_seeds(per_seed: Sequence[Estimate]) -> Estimate:
+    """The mean of per-seed rates ``p_s`` with Student's 95% interval
+    ``mean ± t_{0.975, S-1} · s_p / sqrt(S)``, widened where narrower to contain the pooled
+    rate's Wilson interval (:func:`pooled_rate`; the mean is not better known than all the
+    episodes say), cut to [0, 1] (a rate's range)."""
+    estimate = mean_t_ci([e.mean for e in per_seed])
     if estimate.n < 2:
         return estimate
-    return Estimate(estimate.mean, max(0.0, estimate.low), min(1.0, estimate.high), estimate.n)
+    low, high = estimate.low, estimate.high
+    pooled = pooled_rate(per_seed)
+    if pooled is not None:
+        low, high = min(low, pooled.low), max(high, pooled.high)
+    return Estimate(estimate.mean, max(0.0, low), min(1.0, high), estimate.n)
+
+
+def newcombe_difference(a: Estimate, b: Estimate) -> tuple[float, float]:
+    """Newcombe's 95% interval for ``p_a - p_b`` from the two rates' Wilson intervals ``[l, u]``
+    (his method 10, 1998): ``d - sqrt((p_a - l_a)^2 + (u_b - p_b)^2)`` to
+    ``d + sqrt((u_a - p_a)^2 + (p_b - l_b)^2)``. It treats the rates as independent, which
+    overstates the noise of runs played on the same rooms: a floor, not the estimate."""
+    d = a.mean - b.mean
+    return (
+        d - math.sqrt((a.mean - a.low) ** 2 + (b.high - b.mean) ** 2),
+        d + math.sqrt((a.high - a.mean) ** 2 + (b.mean - b.low) ** 2),
+    )
 
 
 @dataclass
@@ -74,7 +116,7 @@ class ArmSummary:
         """One seed: that run's Wilson interval; several: the mean over seeds, Student's interval."""
         if len(self.runs) == 1:
             return summary_estimate(self.runs[0].evaluation[split], key)
-        return rate_over_seeds([summary_estimate(r.evaluation[split], key).mean for r in self.runs])
+        return rate_over_seeds([summary_estimate(r.evaluation[split], key) for r in self.runs])
 
     def per_seed(self, split: str) -> list[float]:
         return [r.evaluation[split]["success"] for r in self.runs]
@@ -85,7 +127,7 @@ class ArmSummary:
         if len(self.runs) == 1:
             return per_run[0]
         names = sorted({name for families in per_run for name in families})
-        return {name: rate_over_seeds([f[name].mean for f in per_run if name in f]) for name in names}
+        return {name: rate_over_seeds([f[name] for f in per_run if name in f]) for name in names}
 
     def curve(self) -> tuple[list[int], list[float], list[float], list[float]]:
         """Training success per update: one seed, the Wilson band over the update's episodes;
@@ -98,7 +140,9 @@ class ArmSummary:
                 n = run.episodes_per_update
                 estimate = proportion_ci(round(run.metrics[u]["success"] * n), n)
             else:
-                estimate = rate_over_seeds([r.metrics[u]["success"] for r in self.runs])
+                estimate = rate_over_seeds(
+                    [Estimate(r.metrics[u]["success"], math.nan, math.nan, r.episodes_per_update) for r in self.runs]
+                )
             xs.append(int(self.runs[0].metrics[u]["update"]))
             ys.append(estimate.mean)
             lows.append(estimate.low)
@@ -115,7 +159,7 @@ class ArmSummary:
             if len(self.runs) == 1:
                 estimate = summary_estimate(summaries[0])
             else:
-                estimate = rate_over_seeds([s["success"] for s in summaries])
+                estimate = rate_over_seeds([summary_estimate(s) for s in summaries])
             points.append((u * self.runs[0].episodes_per_update, estimate))
         return points
 
@@ -130,20 +174,36 @@ def paired_difference(arm: ArmSummary, reference: ArmSummary, split: str, key: s
     seed and evaluation rooms); the result is ``mean(d) ± t_{0.975, n-1} · s_d / sqrt(n)``, Student's
     95% interval over those seeds (:func:`~seed_rl.stats.mean_t_ci`), cut to [-1, 1] (the range of a
     difference of rates). Pairing removes what the seeds share, so this interval can be narrower
-    than the two arms' own intervals suggest. None with fewer than two common seeds: one difference
-    has no spread to measure."""
-    differences = seed_differences(arm, reference, split, key)
-    if len(differences) < 2:
+    than the two arms' own intervals suggest. Where it is narrower than Newcombe's interval for
+    the difference of the two arms' pooled rates over those seeds (:func:`newcombe_difference`), it is
+    widened to that: agreeing seeds do not make a difference exact. None with fewer than two common
+    seeds: one difference has no spread to measure."""
+    mine, theirs = _common_seed_estimates(arm, reference, split, key)
+    if len(mine) < 2:
         return None
-    estimate = mean_t_ci(differences)
-    return Estimate(estimate.mean, max(-1.0, estimate.low), min(1.0, estimate.high), estimate.n)
+    estimate = mean_t_ci([a.mean - b.mean for a, b in zip(mine, theirs, strict=True)])
+    low, high = estimate.low, estimate.high
+    pooled_mine, pooled_theirs = pooled_rate(mine), pooled_rate(theirs)
+    if pooled_mine is not None and pooled_theirs is not None:
+        floor_low, floor_high = newcombe_difference(pooled_mine, pooled_theirs)
+        low, high = min(low, floor_low), max(high, floor_high)
+    return Estimate(estimate.mean, max(-1.0, low), min(1.0, high), estimate.n)
 
 
 def seed_differences(arm: ArmSummary, reference: ArmSummary, split: str, key: str = "success") -> list[float]:
     """``rate_arm(s) - rate_reference(s)`` for each training seed ``s`` both arms ran, by seed."""
-    mine = {r.config.seed: summary_estimate(r.evaluation[split], key).mean for r in arm.runs}
-    theirs = {r.config.seed: summary_estimate(r.evaluation[split], key).mean for r in reference.runs}
-    return [mine[s] - theirs[s] for s in sorted(set(mine) & set(theirs))]
+    mine, theirs = _common_seed_estimates(arm, reference, split, key)
+    return [a.mean - b.mean for a, b in zip(mine, theirs, strict=True)]
+
+
+def _common_seed_estimates(
+    arm: ArmSummary, reference: ArmSummary, split: str, key: str
+) -> tuple[list[Estimate], list[Estimate]]:
+    """The two arms' rates on each training seed both ran, in seed order."""
+    mine = {r.config.seed: summary_estimate(r.evaluation[split], key) for r in arm.runs}
+    theirs = {r.config.seed: summary_estimate(r.evaluation[split], key) for r in reference.runs}
+    common = sorted(set(mine) & set(theirs))
+    return [mine[s] for s in common], [theirs[s] for s in common]
 
 
 def start_label(untrained: dict[str, dict[str, Any]]) -> str:

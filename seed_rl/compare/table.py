@@ -102,7 +102,8 @@ def main_table(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary],
     several = any(len(a.runs) > 1 for a in arms)
     note = f"\nEvaluation: {episodes} (fixed manifest tasks, no skill in context unless the arm says so) per run. " + (
         "Success of an arm with several training seeds: the mean over seeds with Student's 95% interval "
-        "(seed-to-seed noise included); with one seed, and for the untrained model: Wilson's over episodes."
+        "(seed-to-seed noise included), never narrower than Wilson's over the seeds' episodes pooled; "
+        "with one seed, and for the untrained model: Wilson's over episodes."
         if several
         else "Success with the Wilson 95% interval over episodes: one training seed, so seed-to-seed noise "
         "is not in it (pass --train-seeds for that)."
@@ -165,8 +166,8 @@ def difference_table(arms: Sequence[ArmSummary], split: str) -> str:
     ]
     note = (
         "\nEach training seed's difference between the two runs (same train tasks, sampling seed and "
-        "evaluation rooms), with Student's 95% interval over the seeds; an interval that holds 0 is "
-        "no measured difference."
+        "evaluation rooms), with Student's 95% interval over the seeds, never narrower than Newcombe's "
+        "for the two arms' pooled rates; an interval that holds 0 is no measured difference."
     )
     return markdown_table(headers, rows) + note
 
