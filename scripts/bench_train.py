@@ -19,6 +19,11 @@
    row whole past the batch's shared prefix against the one that also computes each episode's
    shared ``h_skill`` prefix once (``share_groups``), alternating with a GRPO update from the same
    weights; the median of ``--rounds``, each pass as a ratio against the other and against GRPO's update.
+5. **Frozen-layer states, prefix shared** (``states``): the pass over the layers below the first
+   trained one that Stage 1 and the warm start make once before their epochs
+   (``TransformersPolicy.states_of``), over the rollout's steps as (prompt, reply) rows: the prefix
+   every row shares run once against every row run whole (``share_prefix=false``), the median of
+   ``--rounds``, with the largest difference of the states.
 
 The ``seed`` section also reports throughput (``scripts/bench_throughput.py``): sampling, scoring
 (the teacher pass) and training tokens per second, SEED's update against GRPO's as a ratio against
@@ -84,7 +89,7 @@ PHASES = ("analysis", "teacher", "rescore", "reference", "update")
 #: The naive path (every key reachable by config): fp32, no shared prefix, 2 rows per micro-batch,
 #: LoRA in every layer, every pass from the first layer.
 NAIVE = ["dtype=float32", "share_prefix=false", "micro_batch_rows=2", "lora_layers=0", "reuse_frozen_states=false"]
-SECTIONS = ("naive", "seed", "sampling", "teacher")
+SECTIONS = ("naive", "seed", "sampling", "teacher", "states")
 
 
 def timed_update(trainer: Trainer, batch: UpdateBatch, start_state: tuple | None = None) -> dict[str, float]:
@@ -267,6 +272,36 @@ def batched_sampling(trainer: Trainer, episodes: list[Episode]) -> float:
     return ratio
 
 
+def shared_states(trainer: Trainer, episodes: list[Episode], rounds: int) -> dict:
+    """Section 5: ``states_of`` over the rollout's steps, the shared prefix run once against every row whole."""
+    policy = trainer.learner.policy
+    rows = [r for e in episodes for r in e.rows if r.token_ids and r.prompt_ids]
+    prompts, replies = [r.prompt_ids for r in rows], [r.token_ids for r in rows]
+    out: dict[str, list] = {}
+
+    def states(share: bool) -> None:
+        policy.share_prefix = share
+        try:
+            out[str(share)] = policy.states_of(prompts, replies)
+        finally:
+            policy.share_prefix = True
+
+    timing = median_rounds({"prefix once": lambda: states(True), "every row whole": lambda: states(False)}, rounds)
+    if out["True"] is None:
+        print("states: no frozen layers (lora_layers=0 or a model without a plain decoder stack)")
+        return {}
+    gap = max(float((a.span(0) - b.span(0)).abs().max()) for a, b in zip(out["True"], out["False"], strict=True))
+    ratio = timing["every row whole"] / timing["prefix once"]
+    tokens = sum(len(p) + len(r) - 1 for p, r in zip(prompts, replies, strict=True))
+    shared = out["True"][0].prefix.shape[0]
+    print(
+        f"frozen-layer states of {len(rows)} rows ({tokens} tokens, {shared} shared by all): prefix once "
+        f"{timing['prefix once']:.2f} s, every row whole {timing['every row whole']:.2f} s: {ratio:.2f}x; "
+        f"max |state gap| {gap:.1e}"
+    )
+    return {"rows": len(rows), "tokens": tokens, "shared_prefix": shared, **timing, "speedup": ratio, "max_gap": gap}
+
+
 def gap_between(a: dict, b: dict) -> float:
     """The largest difference of two teacher passes' log-probs (:func:`teacher_logprobs`' results)."""
     return max((float((a[i][0] - b[i][0]).abs().max()) for i in a), default=0.0)
@@ -407,7 +442,8 @@ def main(argv: list[str] | None = None) -> dict:
     report["max_steps"] = args.max_steps
     if trainer.stage1_report is not None:
         report["stage1"] = {
-            k: trainer.stage1_report.get(k) for k in ("seconds", "cached", "parse_rate_before", "parse_rate_after")
+            k: trainer.stage1_report.get(k)
+            for k in ("seconds", "phase_seconds", "cached", "parse_rate_before", "parse_rate_after")
         }
         print(f"Stage 1: {report['stage1']}", flush=True)
     episodes, rollout = timed_rollout(trainer)
@@ -419,6 +455,8 @@ def main(argv: list[str] | None = None) -> dict:
         report["seed_vs_grpo"] = seed_against_grpo(trainer, episodes, rollout, args.rounds, args.spread_rewards)
     if "teacher" in sections:
         report["teacher_sharing"] = teacher_sharing(trainer, episodes, args.rounds)
+    if "states" in sections:
+        report["frozen_states"] = shared_states(trainer, episodes, args.rounds)
     if "sampling" in sections:
         report["batched_generation_ratio"] = batched_sampling(trainer, episodes)
     trainer.close()

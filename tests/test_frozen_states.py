@@ -146,7 +146,9 @@ def test_states_from_the_frozen_layers_alone_match_the_full_pass(top_layer_learn
     for state, c in zip(states, completions, strict=True):
         assert len(state) == len(c.prompt_token_ids) + len(c.token_ids) - 1
         kept = c.frozen_states.span(0)  # what sampling kept, in another batch layout: to float error
-        assert (state.own - kept).abs().max() < 1e-5 * kept.abs().max()
+        assert (state.span(0) - kept).abs().max() < 1e-5 * kept.abs().max()
+    assert all(s.prefix.data_ptr() == states[0].prefix.data_ptr() for s in states)  # the shared prefix ran once
+    assert 32 <= states[0].prefix.shape[0] < min(len(s) for s in states)
     rows = [ScoreRow(c.prompt_token_ids, c.token_ids, states=s) for c, s in zip(completions, states, strict=True)]
     learner.optimizer.zero_grad(set_to_none=True)
     torch.cat(learner.logprobs(rows, grad=True)).sum().backward()
@@ -163,3 +165,21 @@ def test_states_from_the_frozen_layers_alone_match_the_full_pass(top_layer_learn
 
 def test_no_states_without_frozen_layers():
     assert tiny_random_policy(seed=1).states_of([[1, 2, 3]], [[4, 5]]) is None
+
+
+def test_states_with_and_without_the_shared_prefix_agree(top_layer_learner):
+    """The prefix every row shares runs once in ``states_of``; with sharing off every row runs whole:
+    the same states either way (rows of unequal length, more rows than one pass holds)."""
+    policy = top_layer_learner.policy
+    completions = sampled(policy, n=10, seed=7)
+    prompts, tokens = [c.prompt_token_ids for c in completions], [c.token_ids for c in completions]
+    shared = policy.states_of(prompts, tokens)
+    policy.share_prefix = False
+    try:
+        whole = policy.states_of(prompts, tokens)
+    finally:
+        policy.share_prefix = True
+    assert all(s.prefix.shape[0] == 0 for s in whole) and shared[0].prefix.shape[0] > 0
+    for a, b in zip(shared, whole, strict=True):
+        assert len(a) == len(b)
+        assert (a.span(0) - b.span(0)).abs().max() < 1e-5 * b.span(0).abs().max()

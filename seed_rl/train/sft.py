@@ -46,6 +46,7 @@ from seed_rl.progress import bar
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
 from seed_rl.train.expert import NoisyExpertAgent
 from seed_rl.train.learner import Learner, ScoreRow
+from seed_rl.train.phase_timer import PhaseTimer
 from seed_rl.train.run_setup import (
     ADAPTER_KEYS,
     UNBOUNDED_TASKS,
@@ -114,7 +115,9 @@ def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> d
             flush=True,
         )
     else:
-        data = collect_stage1_data(cfg, policy)
+        timer = PhaseTimer(cfg.device)
+        with timer("rollouts"):
+            data = collect_stage1_data(cfg, policy)
         pairs = skill_pairs(cfg, data.train, settings)
         long_replies, longest = replies_over_budget(pairs, policy.count_text_tokens, settings)
         if long_replies:
@@ -124,18 +127,23 @@ def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> d
                 "analyzer may learn replies it cannot close; raise analyzer_max_new_tokens or lower sft_skill_words",
                 flush=True,
             )
-        before = analyzer_parse_rate(policy, data.held_out, settings)
-        acting = acting_rows(cfg, learner, policy, data.held_out)
-        acting_before = mean_nll(learner, acting)
+        with timer("parse_rate"):
+            before = analyzer_parse_rate(policy, data.held_out, settings)
+        with timer("acting_loss"):
+            acting = acting_rows(cfg, learner, policy, data.held_out)
+            acting_before = mean_nll(learner, acting)
         print(
             f"Stage 1: {len(pairs)} pairs from {len(data.train)} trajectories; analyzer parse rate before "
             f"{before['parse_rate']:.2f} on {len(data.held_out)} held-out trajectories",
             flush=True,
         )
-        rehearsal = rehearsal_rows(cfg, learner, policy, data.train)
-        losses = fit(learner, policy, pairs, cfg, rehearsal)
-        after = analyzer_parse_rate(policy, data.held_out, settings)
-        acting_after = mean_nll(learner, acting)
+        with timer("sft"):
+            rehearsal = rehearsal_rows(cfg, learner, policy, data.train)
+            losses = fit(learner, policy, pairs, cfg, rehearsal)
+        with timer("parse_rate"):
+            after = analyzer_parse_rate(policy, data.held_out, settings)
+        with timer("acting_loss"):
+            acting_after = mean_nll(learner, acting)
         report = {
             "pairs": len(pairs),
             "acting_pairs": len(rehearsal),
@@ -153,6 +161,7 @@ def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> d
             "acting_loss_before": acting_before,
             "acting_loss_after": acting_after,
             "seconds": time.perf_counter() - started,
+            "phase_seconds": {phase: round(s, 2) for phase, s in timer.seconds.items()},
             "cached": False,
         }
         cache.save(learner, report)

@@ -31,6 +31,7 @@ The speed-ups, each switched here and nowhere else:
 from __future__ import annotations
 
 import contextlib
+import copy
 import inspect
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
@@ -46,6 +47,8 @@ from seed_agent.policies.engine.sampling import cut_after_stop, penalise_repeats
 
 #: A prefix shorter than this is not worth a pass of its own.
 MIN_SHARED_PREFIX = 32
+#: Rows per pass of :meth:`GenerationEngine.states_of`.
+STATES_ROWS = 8
 
 
 @dataclass
@@ -314,24 +317,41 @@ class GenerationEngine:
         """Each row's hidden states entering layer ``frozen_layers``, as sampling keeps them
         (:class:`FrozenStates` of ``prompt + completion[:-1]``), from a pass over the frozen layers
         only: the pass stops where the first trained layer begins. For rows trained more than once
-        (Stage 1's epochs), so that every pass with gradient starts there. Rows of
-        8 at a time; every row whole (no shared prefix). None where no layer is frozen (or the
-        model's stack does not allow a pass from a middle layer)."""
+        (Stage 1's epochs), so that every pass with gradient starts there. The prefix every row
+        shares runs once (its states shared by every row, not copied); the rows' own tokens run
+        :data:`STATES_ROWS` at a time, in order of length (less padding). None where no layer is
+        frozen (or the model's stack does not allow a pass from a middle layer)."""
         stack = self.frozen_stack([{}])
         if stack is None:
             return None
         sequences = [list(p) + list(c[:-1]) for p, c in zip(prompt_ids, completions, strict=True)]
-        empty = torch.zeros((0, stack.config.hidden_size), dtype=stack.head.weight.dtype, device=self.device)
-        out = []
-        for start in range(0, len(sequences), 8):
-            chunk = sequences[start : start + 8]
-            batch = self.batch(chunk, [{} for _ in chunk])
-            first_trained = stack.layers[self.frozen_layers]
+        first_trained = stack.layers[self.frozen_layers]
+        shared = self.shared_prefix_length(sequences, [{} for _ in sequences])
+        prefix_cache = None
+        prefix_states = torch.zeros((0, stack.config.hidden_size), dtype=stack.head.weight.dtype, device=self.device)
+        if shared:
+            from transformers import DynamicCache
+
+            prefix_cache = DynamicCache(config=stack.config)  # filled for the frozen layers only
+            batch = self.batch([sequences[0][:shared]], [{}])
             with capture_inputs(first_trained) as seen, _stopping_at(first_trained):
-                self.forward(batch, logits_to_keep=1, use_cache=False)
+                self.forward(batch, logits_to_keep=1, cache=prefix_cache, use_cache=True)
+            prefix_states = seen[0][0]
+        out: list[FrozenStates | None] = [None] * len(sequences)
+        order = sorted(range(len(sequences)), key=lambda r: len(sequences[r]))
+        for start in range(0, len(order), STATES_ROWS):
+            rows = order[start : start + STATES_ROWS]
+            chunk = [sequences[r] for r in rows]
+            with capture_inputs(first_trained) as seen, _stopping_at(first_trained):
+                if prefix_cache is None:
+                    self.forward(self.batch(chunk, [{} for _ in chunk]), logits_to_keep=1, use_cache=False)
+                else:  # (the pass extends and repeats the prefix's cache in place: each chunk gets a copy)
+                    prefix = SharedPrefix(shared, copy.deepcopy(prefix_cache))
+                    self.prefix_forward(chunk, [{} for _ in chunk], logits_to_keep=1, use_cache=True, prefix=prefix)
             hidden = seen[0]
-            for row, seq in enumerate(chunk):
-                out.append(FrozenStates(self.frozen_layers, empty, hidden[row, hidden.shape[1] - len(seq) :].clone()))
+            for place, (row, seq) in enumerate(zip(rows, chunk, strict=True)):
+                own = hidden[place, hidden.shape[1] - (len(seq) - shared) :].clone()
+                out[row] = FrozenStates(self.frozen_layers, prefix_states, own)
         return out
 
     # ---------------------------------------------------------- sampling
