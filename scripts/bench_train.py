@@ -278,13 +278,14 @@ def shared_states(trainer: Trainer, episodes: list[Episode], rounds: int) -> dic
     rows = [r for e in episodes for r in e.rows if r.token_ids and r.prompt_ids]
     prompts, replies = [r.prompt_ids for r in rows], [r.token_ids for r in rows]
     out: dict[str, list] = {}
+    configured = policy.share_prefix
 
     def states(share: bool) -> None:
         policy.share_prefix = share
         try:
             out[str(share)] = policy.states_of(prompts, replies)
         finally:
-            policy.share_prefix = True
+            policy.share_prefix = configured
 
     timing = median_rounds({"prefix once": lambda: states(True), "every row whole": lambda: states(False)}, rounds)
     if out["True"] is None:
