@@ -12,7 +12,9 @@
    ``--no-stage1`` skips it). SEED is timed as it runs (only parsed skills get a teacher pass) and
    with every episode given a skill (the scripted annotator's, where the policy's did not parse).
    Each phase is also given as a ratio against GRPO's update (everything after the rollout), and
-   the analyzer's tokens per second against the rollout's.
+   the analyzer's tokens per second against the rollout's. Last, SEED's floor (``scripts/bench_floor.py``):
+   the least SEED can cost here without changing what it computes (the analysis pass's prefill
+   alone, plus the teacher pass), against GRPO and the CPU target of 1.4x.
 3. **Batched sampling** (``sampling``): one ``generate`` over 8 envs' prompts against 8 calls of one.
 4. **The teacher pass, shared per episode** (``teacher``): on the same rows (every episode given the
    scripted annotator's skill, with and without its step skills), the teacher pass that runs every
@@ -58,6 +60,7 @@ from pathlib import Path
 
 import torch
 from bench_common import median_rounds
+from bench_floor import analysis_prefill_seconds, print_floor, seed_floor
 from bench_throughput import (
     clock,
     generated_tokens,
@@ -241,8 +244,15 @@ def seed_against_grpo(
         peak_bytes=peak_memory_bytes(trainer.cfg.device),
     )
     print_throughput(throughput, trainer.cfg.device, every_name)
+    prefill = analysis_prefill_seconds(trainer.learner.policy, trainer.analyzer, episodes, now, rounds)
+    as_run = variants["seed (as run)"]
+    floor = seed_floor(
+        rollout_s=rollout, grpo_update_s=grpo_update, prefill_s=prefill, teacher_s=as_run.get("teacher", 0.0)
+    )
+    print_floor(floor, (rollout + sum(as_run.values())) / grpo_total)
     return {
         "throughput": throughput,
+        "floor": floor,
         "variants": {name: {"rollout": rollout, **phases} for name, phases in variants.items()},
         "update_vs_grpo": {name: sum(phases.values()) / grpo_update for name, phases in variants.items()},
         "skill_parse_rate": skill_report.parse_rate,

@@ -58,7 +58,27 @@ def test_throughput_report_of_a_tiny_run(tmp_path: Path, monkeypatch: pytest.Mon
     assert rates["seed_vs_grpo_update"] == pytest.approx(every / grpo)
     assert rates["seed_vs_grpo_update"] == pytest.approx(seed["update_vs_grpo"]["seed (every episode with a skill)"])
     assert rates["target"] == TARGET == 1.15 and rates["target_met"] == (rates["seed_vs_grpo_update"] <= TARGET)
+    # SEED's floor: the analysis pass's prefill, measured, and the as-run teacher pass over GRPO's seconds
+    floor, as_run = seed["floor"], variants["seed (as run)"]
+    assert floor["analysis_prefill_s"] > 0 and floor["teacher_s"] == pytest.approx(as_run.get("teacher", 0.0))
+    rollout = variants["grpo"]["rollout"]
+    expected = (rollout + grpo + floor["analysis_prefill_s"] + floor["teacher_s"]) / (rollout + grpo)
+    assert floor["floor_vs_grpo"] == pytest.approx(expected)
     assert rates["training_s"] == pytest.approx(variants["grpo"]["update"])
     assert rates["scoring_s"] == pytest.approx(variants["seed (every episode with a skill)"]["teacher"])
     assert (rates["peak_cuda_memory_mb"] is None) == (report["device"] == "cpu")
     assert not math.isnan(rates["sampling_tokens_per_s"])
+
+
+def test_seed_floor_against_a_hand_computation(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(SCRIPTS))
+    from bench_floor import CPU_TARGET, seed_floor
+
+    # rollout 10 s, GRPO's update 5 s; SEED adds at least a 3 s prefill and a 4 s teacher pass
+    floor = seed_floor(rollout_s=10.0, grpo_update_s=5.0, prefill_s=3.0, teacher_s=4.0)
+    assert floor["floor_extra_s"] == pytest.approx(7.0)
+    assert floor["floor_vs_grpo"] == pytest.approx(22.0 / 15.0)
+    assert floor["floor_vs_grpo_update"] == pytest.approx(12.0 / 5.0)
+    assert floor["cpu_target"] == CPU_TARGET == 1.4 and floor["cpu_target_within_reach"] is False
+    near = seed_floor(rollout_s=10.0, grpo_update_s=5.0, prefill_s=1.0, teacher_s=2.0)
+    assert near["floor_vs_grpo"] == pytest.approx(18.0 / 15.0) and near["cpu_target_within_reach"] is True
