@@ -37,16 +37,20 @@ def analysis_prefill_seconds(
     rounds: int,
 ) -> float:
     """The median seconds of the analysis pass's prefill alone over ``episodes`` (those it would
-    analyse), in its chunks, on ``policy`` (a ``TransformersPolicy``): no token is generated."""
-    chosen = [e for e in episodes if not (settings.failed_only and e.won)]
-    ids, vision = policy.encode([settings.prompt(e) for e in chosen])
-    size = min(ANALYSIS_CHUNK, policy.batch_size)
+    analyse), in the batches its ``generate`` calls run (chunks of :data:`ANALYSIS_CHUNK`, each
+    split by the policy's ``batch_size``), on ``policy`` (a ``TransformersPolicy``): no token is
+    generated."""
+    ids, vision = policy.encode([settings.prompt(e) for e in episodes if settings.analyses(e)])
+    batches = [
+        slice(start, min(start + policy.batch_size, chunk + ANALYSIS_CHUNK, len(ids)))
+        for chunk in range(0, len(ids), ANALYSIS_CHUNK)
+        for start in range(chunk, min(chunk + ANALYSIS_CHUNK, len(ids)), policy.batch_size)
+    ]
 
     def prefill() -> float:
         started = clock()
         with torch.no_grad():
-            for start in range(0, len(ids), size):
-                part = slice(start, start + size)
+            for part in batches:
                 policy.engine.prefix_forward(ids[part], vision[part], logits_to_keep=1, use_cache=True)
         return clock() - started
 

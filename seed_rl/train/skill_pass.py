@@ -78,6 +78,10 @@ class AnalyzerSettings:
             temperature=0.0, max_new_tokens=self.max_new_tokens, stop=stop, repetition_penalty=self.repetition_penalty
         )
 
+    def analyses(self, episode: Episode) -> bool:
+        """Whether ``episode`` is analysed (not a success under ``failed_only``)."""
+        return not (self.failed_only and episode.won)
+
     def prompt(self, episode: Episode) -> ChatPrompt:
         return analyzer_prompt(
             episode.trajectory(),
@@ -138,7 +142,7 @@ def write_skills(
     ``on_analyzed(n)`` is called as each chunk of ``n`` episodes is done.
     """
     started = time.perf_counter()
-    chosen = [i for i, e in enumerate(episodes) if not (settings.failed_only and e.won)]
+    chosen = [i for i, e in enumerate(episodes) if settings.analyses(e)]
     skills: list[SkillResult | None] = [None] * len(episodes)
     report = SkillReport(analyzed=len(chosen))
     if source == "policy":
