@@ -14,6 +14,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 USER_CACHE_DIR = os.environ.get("SEED_CACHE_DIR")
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
+#: tests/skip_gate.py: every skip is counted, and with SEED_SKIP_GATE=1 (CI) an unlisted one fails.
+pytest_plugins = ["skip_gate"]
+
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
