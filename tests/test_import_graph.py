@@ -12,7 +12,7 @@ an edge to the project module it loads:
   are edges from the package to the modules named there;
 - imports under ``if TYPE_CHECKING:`` never run and are left out.
 
-Layering (DESIGN.md): ``seed_envs`` imports neither of the others, ``seed_agent`` never
+Layering (ARCHITECTURE.md): ``seed_envs`` imports neither of the others, ``seed_agent`` never
 imports ``seed_rl``. Inside ``seed_rl`` (ARCHITECTURE.md) the rooms are ordered, and a module
 imports only from its own room, rooms below it, or the shared modules at the package's top
 (config, rollout, progress, stats, tables), which import no room; ``algo`` loads no model code.

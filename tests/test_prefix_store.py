@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from types import SimpleNamespace
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -26,9 +30,26 @@ def test_the_store_keeps_the_most_recent_prefixes_and_hands_out_copies():
     assert (3,) not in store and (2,) in store
 
 
-def test_a_back_end_without_a_store_gets_a_context_that_does_nothing():
-    with reusing_prefixes(object()):
-        pass
+def test_reusing_prefixes_enters_the_back_ends_own_context_or_one_that_does_nothing():
+    events = []
+
+    class WithStore:
+        @contextlib.contextmanager
+        def reusing_prefixes(self) -> Iterator[str]:
+            events.append("enter")
+            yield "store"
+            events.append("exit")
+
+    with reusing_prefixes(WithStore()) as inside:
+        assert inside == "store" and events == ["enter"]
+    assert events == ["enter", "exit"]
+
+    bare = SimpleNamespace()
+    with reusing_prefixes(bare) as inside:
+        assert inside is None
+    assert vars(bare) == {}  # nothing set on a back end without a store
+    with pytest.raises(KeyError), reusing_prefixes(bare):  # and errors are not swallowed
+        raise KeyError("inside")
 
 
 def test_a_stored_prefix_samples_exactly_what_a_fresh_one_does(monkeypatch):

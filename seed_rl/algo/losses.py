@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 
 IS_MODES = ("truncate", "mask")
-#: How GRPO's per-token terms are averaged over a mini-batch (:func:`aggregation_weights`).
+#: How GRPO's per-token terms are averaged over a mini-batch (:func:`token_weight`).
 LOSS_AGGREGATIONS = ("token-mean", "trajectory-mean")
 
 

@@ -119,7 +119,8 @@ def inert_keys(saved: dict[str, Any], now: dict[str, Any]) -> set[str]:
 
 
 class Trainer:
-    """A training run in ``cfg.run_dir``: ``Trainer(cfg).run()`` trains, ``run(resume=True)`` continues."""
+    """A training run in ``cfg.run_dir``: ``Trainer(cfg).run()`` trains; ``Trainer(cfg, resume=True).run()``
+    (``seed train --resume``) continues it from its newest checkpoint."""
 
     def __init__(self, cfg: TrainConfig, *, resume: bool = False) -> None:
         self.rank, self.world_size = init_from_env()
