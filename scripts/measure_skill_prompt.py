@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections import defaultdict
 from pathlib import Path
 from tempfile import mkdtemp
 
@@ -32,12 +31,10 @@ from seed_agent.skills.annotate import annotate
 from seed_envs.vector import make_vec
 from seed_rl.compare.comparison import manifest_indices
 from seed_rl.config import load_config
-from seed_rl.evaluate.play import evaluate
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
 from seed_rl.stats import proportion_ci
 from seed_rl.train.expert import NoisyExpertAgent
-from seed_rl.train.run_setup import eval_sampling, run_env_kwargs, run_prompt_builder
-from seed_rl.train.skill_prompt import FixedSkillBuilder
+from seed_rl.train.run_setup import run_env_kwargs, run_prompt_builder
 from seed_rl.train.trainer import Trainer
 
 SPLIT = "valid_unseen"
@@ -48,29 +45,6 @@ def expert_episodes(cfg, builder, indices: list[int]) -> list[Episode]:
     starts = [EpisodeStart(options={"split": SPLIT, "index": i}, group=k) for k, i in enumerate(indices)]
     with make_vec(cfg.env, min(len(starts), 32), backend="sync", **run_env_kwargs(cfg, SPLIT)) as vec:
         return run_episodes(vec, NoisyExpertAgent(builder, (0.0,), seed=0), starts, env_id=cfg.env, record_expert=True)
-
-
-def with_skills(trainer: Trainer, indices: list[int], skills: list[str]) -> list[Episode]:
-    """Each task played with its own skill in every prompt (tasks sharing a skill in one batch)."""
-    cfg = trainer.cfg
-    base = run_prompt_builder(cfg, trainer.learner.count_tokens, trainer.max_prompt_tokens - cfg.skill_reserve_tokens)
-    by_skill: dict[str, list[int]] = defaultdict(list)
-    for k, text in enumerate(skills):
-        by_skill[text].append(k)
-    played: dict[int, Episode] = {}
-    for text, positions in by_skill.items():
-        result = evaluate(
-            trainer.rollout_policy,
-            FixedSkillBuilder(base, text, trainer.max_prompt_tokens),
-            env=cfg.env,
-            split=SPLIT,
-            task_indices=[indices[k] for k in positions],
-            sampling=eval_sampling(cfg),
-            env_kwargs=run_env_kwargs(cfg, SPLIT),
-            progress=False,
-        )
-        played.update(zip(positions, result.episodes, strict=True))
-    return [played[k] for k in range(len(indices))]
 
 
 def first_action(e: Episode) -> str:
@@ -99,8 +73,8 @@ def main() -> None:
         own_skills = [annotate(e.trajectory(), e.expert_plan, cfg.sft_skill_words).episode_skill for e in none]
         arms = {
             "none": none,
-            "oracle": with_skills(trainer, indices, oracle_skills),
-            "own": with_skills(trainer, indices, own_skills),
+            "oracle": trainer.evaluate(SPLIT, indices, task_skills=oracle_skills).episodes,
+            "own": trainer.evaluate(SPLIT, indices, task_skills=own_skills).episodes,
         }
     finally:
         trainer.close()

@@ -154,6 +154,9 @@ class TrainConfig:
     # step stays the expert's), so that recovering from a mistake is demonstrated too
     warm_start_noise: float = 0.0
     warm_start_held_out: float = 0.1  # the share of demonstrations kept out of training, to measure the loss
+    # every demonstration step also rendered with its episode's scripted hindsight skill in context
+    # (as SEED's teacher pass injects one), so that the policy learns to act on a skill when there is one
+    warm_start_skills: bool = False
     # the warm start's own seed (its demonstrations, LoRA init and shuffling), apart from the run's:
     # every training seed of a comparison then starts from the same adapter, its start row
     warm_start_seed: int = 0

@@ -80,3 +80,26 @@ def test_the_end_of_an_episode_has_an_anchor_of_its_own():
     env.step("left")
     *_, terminated, _, won = env.step("left")
     assert terminated and won["won"] and len({won["anchor"], lost["anchor"], before["anchor"]}) == 3
+
+
+def test_without_dead_ends_the_wrong_side_is_a_wall_and_the_episode_goes_on():
+    env = gym.make("seed/Corridor-v0", dead_ends=False, max_episode_steps=20)
+    obs, info = env.reset(options={"split": "valid_unseen", "index": 3})
+    side, distance = corridor_for(3)
+    start_anchor = info["anchor"]
+    wrong = ACTIONS[1 - ACTIONS.index(side)]
+    obs, reward, terminated, truncated, info = env.step(wrong)
+    assert not (terminated or truncated) and info["action_valid"] and reward == 0.0
+    assert "wall" in obs["text"] and info["anchor"] == start_anchor  # the same state, other feedback
+    assert env.unwrapped.expert_plan() == [side] * distance
+    for action in env.unwrapped.expert_plan():
+        obs, reward, terminated, _, info = env.step(action)
+    assert terminated and info["won"] and reward == 1.0
+
+
+def test_without_dead_ends_only_running_out_of_steps_loses():
+    env = gym.make("seed/Corridor-v0", dead_ends=False, max_episode_steps=5)
+    _, _ = env.reset(options={"split": "train", "index": 0})  # the exit is to the left
+    for _ in range(5):
+        _, _, terminated, truncated, info = env.step("right")
+    assert truncated and not terminated and not info["won"]

@@ -15,7 +15,9 @@ from corridor_support import TINY_CORRIDOR  # noqa: E402
 
 from seed_agent.models import resolve_dtype  # noqa: E402
 from seed_agent.prompts import PROMPT_MODULES  # noqa: E402
+from seed_agent.skills import EPISODE_SKILL_HEADER, annotate  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
+from seed_envs.core import MissingDataError  # noqa: E402
 from seed_envs.corridor.env import CorridorEnv  # noqa: E402
 from seed_rl.cli import main  # noqa: E402
 from seed_rl.config import ConfigError, load_config  # noqa: E402
@@ -25,9 +27,11 @@ from seed_rl.train.sft import stage1_key  # noqa: E402
 from seed_rl.train.supervised import CachedAdapter, adapter_learner  # noqa: E402
 from seed_rl.train.warm_start import (  # noqa: E402
     demonstration_pairs,
+    demonstration_skills,
     held_out_split,
     play_demonstrations,
     run_warm_start,
+    skill_injector,
     warm_start_key,
 )
 
@@ -51,8 +55,8 @@ def demo_config(env_id: str, *extra: str):
 def playable(cfg) -> None:
     try:
         make_env(cfg.env, "train", cfg.visual, dict(cfg.env_kwargs)).close()
-    except Exception as error:  # an optional dependency or data set is missing here
-        pytest.skip(f"{cfg.env} cannot be created here: {type(error).__name__}: {error}")
+    except MissingDataError as error:  # the env's data is not on disk here (a missing extra fails)
+        pytest.skip(f"{cfg.env} cannot be created here: {error}")
 
 
 def reply_tokens(text: str) -> int:
@@ -113,6 +117,45 @@ def test_a_demonstration_longer_than_the_context_is_cut_by_whole_turns_and_count
     assert long.long_replies == long.steps - long.unlabelled_steps and not long.pairs
 
 
+def test_skill_aware_demonstrations_render_each_step_with_and_without_its_episodes_skill():
+    cfg = demo_config("seed/Sokoban-v0", *ENV_SETTINGS["seed/Sokoban-v0"], "warm_start_noise=0.3", "max_steps=6")
+    builder = run_prompt_builder(cfg)
+    episodes = play_demonstrations(cfg, builder, 6)
+    skills = demonstration_skills(episodes, 30)
+    words = lambda prompt: len(prompt.user_text.split())  # noqa: E731  (a model-free token count)
+    plain = demonstration_pairs(episodes, builder, count_reply_tokens=reply_tokens, max_new_tokens=64)
+    demos = demonstration_pairs(
+        episodes,
+        builder,
+        count_reply_tokens=reply_tokens,
+        max_new_tokens=64,
+        skills=skills,
+        inject_skill=skill_injector(words, 10_000),
+    )
+    assert demos.skill_pairs == len(plain.pairs) and len(demos.pairs) == 2 * len(plain.pairs)
+    assert demos.pairs[0::2] == plain.pairs and demos.tasks[0::2] == plain.tasks == demos.tasks[1::2]
+    by_task = {e.task_id: skill for e, skill in zip(episodes, skills, strict=True)}
+    for (h, reply), (h_skill, skill_reply), task in zip(
+        demos.pairs[0::2], demos.pairs[1::2], demos.tasks[0::2], strict=True
+    ):
+        assert skill_reply == reply and EPISODE_SKILL_HEADER not in h.user_text
+        assert by_task[task].episode_skill in h_skill.user_text  # the annotator's skill of this very episode
+        assert h_skill.prefill == h.prefill and h.user_text.split("\n")[-1] == h_skill.user_text.split("\n")[-1]
+    episode = episodes[0]
+    assert skills[0] == annotate(episode.trajectory(), episode.expert_plan, 30)
+    tight = demonstration_pairs(
+        episodes,
+        builder,
+        count_reply_tokens=reply_tokens,
+        max_new_tokens=64,
+        skills=skills,
+        inject_skill=skill_injector(words, min(words(h) for h, _ in plain.pairs)),  # no room for a skill
+    )
+    assert tight.skill_pairs == 0 and tight.skill_cut_steps == len(plain.pairs) and tight.pairs == plain.pairs
+    with pytest.raises(ValueError, match="one skill"):
+        demonstration_pairs(episodes, builder, count_reply_tokens=reply_tokens, max_new_tokens=64, skills=skills)
+
+
 def test_held_out_demonstrations_are_whole_tasks():
     cfg = demo_config("seed/Corridor-v0", "max_steps=4")
     builder = run_prompt_builder(cfg)
@@ -165,8 +208,13 @@ def test_the_adapter_is_cached_under_a_key_of_what_determines_it(tmp_path):
     for change in changes:
         assert warm_start_key(tiny_warm_config("warm_start_epochs=1", change)) != key, change
     # both arms of a comparison, and every training seed, start from the same adapter
-    for same in ("algo=seed", "lambda_opd=0.5", "updates=3", "lr=1e-4", "seed=1"):
+    for same in ("algo=seed", "lambda_opd=0.5", "updates=3", "lr=1e-4", "seed=1", "sft_skill_words=20"):
         assert warm_start_key(tiny_warm_config("warm_start_epochs=1", same)) == key, same
+    skill_aware = warm_start_key(tiny_warm_config("warm_start_epochs=1", "warm_start_skills=true"))
+    assert skill_aware != key
+    assert warm_start_key(tiny_warm_config("warm_start_epochs=1", "warm_start_skills=true", "sft_skill_words=20")) != (
+        skill_aware
+    )
     # `seed warmstart` leaves dtype=auto as written, a trainer resolves it: the two share the adapter
     resolved = resolve_dtype("auto", "cpu")
     for key_of in (warm_start_key, stage1_key):

@@ -11,6 +11,11 @@ of consecutive indices have the exit on each side, so a policy that ignores the 
 at most half of such a set. The three splits hold the same situations (there are no others);
 they differ in their task ids only.
 
+With ``dead_ends=False`` the wrong side is a wall instead: walking into it moves nothing and the
+episode goes on, so every episode that does not run out of steps is won. Outcomes then tie within
+a group and carry no signal; what differs is how many steps a win took. That is the toy of the
+tests where only SEED's distillation or GiGPO's step term can teach the policy.
+
 The env offers no list of admissible actions, and its observations name one side only (the
 exit's): the words ``left`` and ``right`` then appear in a prompt only where they matter, which
 lets a 2-layer random model learn to read them within a test's few seconds.
@@ -50,7 +55,8 @@ class CorridorEnv(SeedEnv):
 
     Toward the exit: one cell closer; reaching it ends the episode with reward 1 and
     ``won=True``. Away from it: a dead end, which ends the episode with reward -1 (so a
-    policy that ignores the observation earns nothing on average). Any other
+    policy that ignores the observation earns nothing on average); with ``dead_ends=False``,
+    a wall: nothing moves, the reward is 0 and the episode goes on. Any other
     string is invalid: nothing moves, the reward is 0 and the episode goes on. ``score`` is
     1.0 when won, else 0.0.
     """
@@ -60,11 +66,14 @@ class CorridorEnv(SeedEnv):
     #: Size of the fixed evaluation splits; ``train`` is unbounded.
     eval_split_size = 200
 
-    def __init__(self, split: str = "train", max_distance: int = 3, render_mode: str | None = None) -> None:
+    def __init__(
+        self, split: str = "train", max_distance: int = 3, dead_ends: bool = True, render_mode: str | None = None
+    ) -> None:
         if int(max_distance) < 1:
             raise ValueError(f"max_distance must be >= 1, got {max_distance!r}")
         super().__init__(split=split, render_mode=render_mode)
         self.max_distance = int(max_distance)
+        self.dead_ends = bool(dead_ends)
         self.side = ACTIONS[0]
         self.distance = 0
         self.lost = False
@@ -92,6 +101,9 @@ class CorridorEnv(SeedEnv):
                 action_valid=False,
                 extra_info=self._extra(),
             )
+        if move != self.side and not self.dead_ends:
+            # (the move is not named: a prompt then names the exit's side only, as everywhere here)
+            return Transition(text=f"You walked into a wall. {self._where()}", extra_info=self._extra())
         if move != self.side:
             self.lost = True
             return self._end(f"You walked {move}, into a dead end. The episode is over.", won=False)

@@ -1,6 +1,7 @@
 """The Skill-Prompt baselines: a skill in every prompt of an episode, at inference.
 
-:class:`FixedSkillBuilder` puts one fixed skill in every prompt (``seed eval --skill``);
+:class:`FixedSkillBuilder` puts one fixed skill in every prompt (``seed eval --skill``;
+:func:`play_with_task_skills` gives each task a skill of its own);
 :class:`LibrarySkillBuilder` puts, for each task, the best match among a library's skills
 (``seed compare``'s skill-prompt arm, whose library is what its own run wrote in training:
 :func:`library_from_run`). Both build the prompts a :class:`~seed_agent.prompts.PromptBuilder`
@@ -11,14 +12,16 @@ shortening the skill, never the prompt, when a token budget is set.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from seed_agent.chat import ChatPrompt
 from seed_agent.history import EpisodeHistory
 from seed_agent.prompts import PromptBuilder
 from seed_agent.skills import Skill, SkillLibrary
 from seed_agent.skills.inject import inject, inject_within_budget
+from seed_rl.evaluate.play import EvalResult
 from seed_rl.records.episode_log import read_episodes
+from seed_rl.rollout import Episode
 
 
 class SkillPromptBuilder(PromptBuilder):
@@ -98,3 +101,33 @@ def library_from_run(run_dir: str | os.PathLike[str]) -> SkillLibrary:
         if record.get("skill"):
             library.add(record["task"], Skill(record["skill"]), env=record["env"], won=record["outcome"]["won"])
     return library
+
+
+def play_with_task_skills(
+    play: Callable[[PromptBuilder, list[int]], EvalResult],
+    base: PromptBuilder,
+    max_tokens: int | None,
+    task_indices: Sequence[int],
+    task_skills: Sequence[str],
+) -> EvalResult:
+    """Task ``task_indices[k]`` played with ``task_skills[k]`` in every prompt (:class:`FixedSkillBuilder`
+    on ``base``). ``play(builder, indices)`` plays some tasks (every seed, seed-major); tasks that
+    share a skill play in one call, and the episodes come back in the order one call would give."""
+    if len(task_skills) != len(task_indices):
+        raise ValueError(f"{len(task_indices)} tasks but {len(task_skills)} task skills")
+    by_skill: dict[str, list[int]] = {}
+    for k, text in enumerate(task_skills):
+        by_skill.setdefault(text, []).append(k)
+    played: dict[tuple[int, int], Episode] = {}
+    result: EvalResult | None = None
+    for text, positions in by_skill.items():
+        part = play(FixedSkillBuilder(base, text, max_tokens), [int(task_indices[k]) for k in positions])
+        for n, episode in enumerate(part.episodes):
+            played[(n // len(positions), positions[n % len(positions)])] = episode
+        if result is None:
+            result = EvalResult(part.env, part.split)
+        result.seconds += part.seconds
+    if result is None:
+        raise ValueError("no tasks to evaluate")
+    result.episodes = [played[key] for key in sorted(played)]
+    return result

@@ -40,6 +40,7 @@ from seed_agent.agent import LLMAgent
 from seed_agent.models import resolve_device, resolve_dtype
 from seed_agent.policies.engine.frozen_states import keeping_frozen_states
 from seed_agent.policies.engine.prefix_store import reusing_prefixes
+from seed_agent.prompts import PromptBuilder
 from seed_agent.skills import SkillLibrary, SkillResult
 from seed_envs.vector import make_vec
 from seed_rl.config import ConfigError, TrainConfig, is_external_analyzer
@@ -77,7 +78,7 @@ from seed_rl.train.skill_pass import (
     low_parse_rate_warning,
     write_skills,
 )
-from seed_rl.train.skill_prompt import LibrarySkillBuilder
+from seed_rl.train.skill_prompt import LibrarySkillBuilder, play_with_task_skills
 from seed_rl.train.train_rows import RowPasses, drop_frozen_states, train_rows
 from seed_rl.train.update import LossSettings, TrainRow, optimize, trains
 from seed_rl.train.update_batch import (
@@ -488,28 +489,50 @@ class Trainer:
         seeds: tuple[int, ...] = (0,),
         temperature: float | None = None,
         skills: SkillLibrary | None = None,
+        task_skills: list[str] | None = None,
     ) -> EvalResult:
         """The current policy on fixed tasks of ``split`` under the run's evaluation protocol
         (:func:`~seed_rl.train.run_setup.eval_sampling`; ``temperature`` overrides it), with no skill
-        (the paper's deployment), or with the best match of ``skills`` for each task in its
-        prompts (the Skill-Prompt ablation)."""
+        (the paper's deployment), with the best match of ``skills`` for each task in its prompts (the
+        Skill-Prompt ablation), or with ``task_skills[k]`` in every prompt of task ``k`` (SEED's
+        precondition: does a skill in context change what the policy does?)."""
         cfg = self.cfg
+        if task_skills is not None:
+            return play_with_task_skills(
+                lambda builder, indices: self._play(builder, split, indices, seeds, temperature),
+                self._skill_base_builder(),
+                self.max_prompt_tokens,
+                task_indices,
+                task_skills,
+            )
         if skills is None:
             builder = run_prompt_builder(cfg, self.learner.count_tokens, self.max_prompt_tokens)
         else:
-            base = run_prompt_builder(cfg, self.learner.count_tokens, self.max_prompt_tokens - cfg.skill_reserve_tokens)
-            builder = LibrarySkillBuilder(base, skills, self.max_prompt_tokens, env=cfg.env)
-        kwargs = run_env_kwargs(cfg, split)
-        sampling = eval_sampling(cfg, temperature)
+            builder = LibrarySkillBuilder(self._skill_base_builder(), skills, self.max_prompt_tokens, env=cfg.env)
+        return self._play(builder, split, task_indices, seeds, temperature)
+
+    def _skill_base_builder(self) -> PromptBuilder:
+        """The run's prompt builder with room left for a skill (as the rollouts of a SEED run have)."""
+        cfg = self.cfg
+        return run_prompt_builder(cfg, self.learner.count_tokens, self.max_prompt_tokens - cfg.skill_reserve_tokens)
+
+    def _play(
+        self,
+        builder: PromptBuilder,
+        split: str,
+        task_indices: list[int],
+        seeds: tuple[int, ...],
+        temperature: float | None,
+    ) -> EvalResult:
         return evaluate(
             self.rollout_policy,
             builder,
-            env=cfg.env,
+            env=self.cfg.env,
             split=split,
             task_indices=task_indices,
-            sampling=sampling,
+            sampling=eval_sampling(self.cfg, temperature),
             seeds=seeds,
-            env_kwargs=kwargs,
+            env_kwargs=run_env_kwargs(self.cfg, split),
             progress=self.show_progress,
         )
 

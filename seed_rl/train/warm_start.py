@@ -10,7 +10,14 @@ way out, as in behaviour cloning before RL, is to fine-tune on demonstrations fi
    within the prompt budget the trainer gives a SEED run (whole history turns are cut, oldest
    first, where a prompt would not fit: counted); the label of a step is the reply that takes
    the **expert's** action from that state, also where the step's own action was a random one;
-3. the policy is fine-tuned on (prompt, reply) pairs, LoRA by default
+3. with ``warm_start_skills``, every step is rendered a second time with a hindsight skill in
+   context: the scripted annotator's skill of the demonstration's own episode
+   (:func:`~seed_agent.skills.annotate.annotate`), injected as SEED's teacher pass injects one
+   (``h_skill``, :func:`~seed_agent.skills.inject.inject_within_budget`). The model then also
+   learns to act on a skill when one is there: SEED's premise, that the policy with a skill in
+   context (the teacher) acts better than without (the student), is made true the same way for
+   every arm that starts from the adapter;
+4. the policy is fine-tuned on (prompt, reply) pairs, LoRA by default
    (:mod:`seed_rl.train.supervised`), with a share of the demonstrations held out to measure
    the demonstration loss before and after.
 
@@ -34,6 +41,8 @@ import torch
 from seed_agent.chat import ChatPrompt
 from seed_agent.policies.hf import TransformersPolicy
 from seed_agent.prompts import PromptBuilder
+from seed_agent.skills import Skill, SkillResult, inject_within_budget
+from seed_agent.skills.annotate import annotate
 from seed_envs.files import atomic_write_text
 from seed_envs.paths import cache_dir
 from seed_envs.vector import make_vec
@@ -68,6 +77,10 @@ class Demonstrations:
     #: Steps left out: no expert action from that state, or a reply longer than ``max_new_tokens``.
     unlabelled_steps: int = 0
     long_replies: int = 0
+    #: Pairs rendered with the demonstration's skill in context (``warm_start_skills``).
+    skill_pairs: int = 0
+    #: Steps whose prompt could not take the skill within the context (rendered without it only).
+    skill_cut_steps: int = 0
 
     def counts(self) -> dict[str, int]:
         return {
@@ -77,7 +90,13 @@ class Demonstrations:
             "cut_steps": self.cut_steps,
             "unlabelled_steps": self.unlabelled_steps,
             "long_replies": self.long_replies,
+            "skill_pairs": self.skill_pairs,
+            "skill_cut_steps": self.skill_cut_steps,
         }
+
+
+#: ``inject_skill(h, skill, step)``: ``h_skill`` for step ``step``, or None where it does not fit.
+SkillInjector = Callable[[ChatPrompt, Skill, int], "ChatPrompt | None"]
 
 
 def warm_start_config(cfg: TrainConfig) -> TrainConfig:
@@ -104,7 +123,10 @@ def warm_start_key(cfg: TrainConfig) -> str:
         "warm_start_noise",
         "warm_start_held_out",
     )
-    return settings_key(warm_start_config(cfg), keys, {"format": DEMONSTRATION_FORMAT})
+    extra: dict[str, Any] = {"format": DEMONSTRATION_FORMAT}
+    if cfg.warm_start_skills:  # (only when on: the adapters of earlier configs keep their keys)
+        extra["skills"] = {"words": cfg.sft_skill_words}
+    return settings_key(warm_start_config(cfg), keys, extra)
 
 
 def demonstration_builder(cfg: TrainConfig, learner: Learner) -> PromptBuilder:
@@ -137,17 +159,41 @@ def play_demonstrations(cfg: TrainConfig, builder: PromptBuilder, count: int) ->
             )
 
 
+def demonstration_skills(episodes: Sequence[Episode], max_words: int) -> list[SkillResult]:
+    """The scripted annotator's hindsight skill of each demonstration: the workflow of a won
+    episode, the avoidance rules of a lost one (the expert's actions are recorded on its steps)."""
+    return [annotate(e.trajectory(), e.expert_plan, max_words) for e in episodes]
+
+
+def skill_injector(count_tokens: Callable[[ChatPrompt], int], max_prompt_tokens: int) -> SkillInjector:
+    """``h_skill`` as SEED's teacher pass builds it, within ``max_prompt_tokens``; None where even
+    the shortest skill does not fit."""
+
+    def inject_skill(h: ChatPrompt, skill: Skill, step: int) -> ChatPrompt | None:
+        prompt, injected = inject_within_budget(h, skill, count_tokens, max_prompt_tokens, step=step)
+        return prompt if injected is not None else None
+
+    return inject_skill
+
+
 def demonstration_pairs(
     episodes: Sequence[Episode],
     builder: PromptBuilder,
     *,
     count_reply_tokens: Callable[[str], int],
     max_new_tokens: int,
+    skills: Sequence[SkillResult | None] | None = None,
+    inject_skill: SkillInjector | None = None,
 ) -> Demonstrations:
     """Each labelled step of ``episodes`` as (the prompt the policy read, the expert's reply after
-    the prompt's prefill); the counts say what was cut or left out."""
+    the prompt's prefill); with ``skills`` (one per episode) and ``inject_skill``, each such step
+    also as (that prompt with its episode's skill in context, the same reply). The counts say what
+    was cut or left out."""
+    if skills is not None and (inject_skill is None or len(skills) != len(episodes)):
+        raise ValueError("skills needs inject_skill and one skill (or None) per episode")
     demos = Demonstrations()
-    for episode in episodes:
+    for k, episode in enumerate(episodes):
+        skill = skills[k] if skills is not None else None
         for row in episode.rows:
             demos.steps += 1
             if row.expert_action is None or row.prompt is None:
@@ -165,6 +211,14 @@ def demonstration_pairs(
             demos.cut_steps += shown < min(row.step - 1, builder.history_length)
             demos.pairs.append((row.prompt, reply))
             demos.tasks.append(episode.task_id)
+            if isinstance(skill, Skill) and inject_skill is not None:
+                h_skill = inject_skill(row.prompt, skill, row.step)
+                if h_skill is None:
+                    demos.skill_cut_steps += 1
+                    continue
+                demos.pairs.append((h_skill, reply))
+                demos.tasks.append(episode.task_id)
+                demos.skill_pairs += 1
     return demos
 
 
@@ -205,11 +259,14 @@ def run_warm_start(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path |
 def _train(cfg: TrainConfig, policy: TransformersPolicy, learner: Learner, started: float) -> dict[str, Any]:
     builder = demonstration_builder(cfg, learner)
     episodes = play_demonstrations(cfg, builder, cfg.warm_start_demos)
+    skills = demonstration_skills(episodes, cfg.sft_skill_words) if cfg.warm_start_skills else None
     demos = demonstration_pairs(
         episodes,
         builder,
         count_reply_tokens=policy.count_text_tokens,
         max_new_tokens=cfg.max_new_tokens,
+        skills=skills,
+        inject_skill=skill_injector(learner.count_tokens, learner.context_length - cfg.max_new_tokens),
     )
     if not demos.pairs:
         counts = demos.counts()
@@ -238,8 +295,11 @@ def _train(cfg: TrainConfig, policy: TransformersPolicy, learner: Learner, start
         "cached": False,
     }
     loss_text = "" if before is None else f"; held-out demonstration loss {before:.3f} -> {after:.3f}"
+    skill_text = ""
+    if skills is not None:
+        skill_text = f" (of all {len(demos.pairs)} pairs, {demos.skill_pairs} with their episode's skill in context)"
     print(
-        f"warm start: {len(train_rows)} expert steps from {len(episodes)} train episodes (expert success "
+        f"warm start: {len(train_rows)} expert steps{skill_text} from {len(episodes)} train episodes (expert success "
         f"{report['expert_success']:.0%}, {demos.cut_steps} prompts cut by whole turns, {demos.noisy_steps} "
         f"noisy steps){loss_text} ({report['seconds']:.0f} s)",
         flush=True,

@@ -539,3 +539,26 @@ def test_max_words_caps_the_episode_skill():
     full, short_skill = annotate(trajectory), annotate(trajectory, max_words=20)
     assert len(short_skill.episode_skill.split()) < 20 <= len(full.episode_skill.split())
     assert short_skill.episode_summary == full.episode_summary
+
+
+@pytest.mark.parametrize("index", [0, 3])
+def test_corridor_skills_name_the_side_of_the_exit_only(index):
+    """A won episode with a step into the wall names the exit's side only (a skill a small model
+    follows by reading one word); a dead end's skill ends with the same rule."""
+    assert env_name("seed/Corridor-v0") == "corridor"
+    side = "left" if index % 2 == 0 else "right"
+    wrong = "right" if side == "left" else "left"
+    walls = gym.make("seed/Corridor-v0", dead_ends=False)
+    bumped = record(
+        walls, "seed/Corridor-v0", lambda n, *_: wrong if n == 1 else side, {"split": "train", "index": index}
+    )
+    dead_end = record(
+        gym.make("seed/Corridor-v0"), "seed/Corridor-v0", lambda *_: wrong, {"split": "train", "index": index}
+    )
+    assert bumped.won and not dead_end.won
+    success = annotate(bumped).episode_skill
+    assert success == f"The exit is to the {side}: walk {side} every step until you reach it."
+    failure = annotate(dead_end)
+    assert f"Instead, walk {side}" in failure.episode_skill
+    assert failure.episode_skill.endswith(f"The exit is to the {side}: walk {side} every step.")
+    assert extract_skill(skill_json(failure)) == failure

@@ -41,6 +41,7 @@ from seed_agent.skills.annotate.base import (
     quoted,
     short,
 )
+from seed_agent.skills.annotate.corridor import CorridorPhrasing
 from seed_agent.skills.annotate.ezpoints import EZPointsPhrasing
 from seed_agent.skills.annotate.searchqa import SearchQAPhrasing
 from seed_agent.skills.annotate.sokoban import SokobanPhrasing
@@ -54,7 +55,7 @@ EPISODE_SKILL_WORD_LIMIT = 80
 #: Each step skill has fewer words than this (the analyzer prompt's "under 40 words").
 STEP_SKILL_WORD_LIMIT = 40
 #: Env names the annotator knows, matched against ``Trajectory.env`` (an id or a short name).
-KNOWN_ENVS = ("alfworld", "webshop", "searchqa", "sokoban", "ezpoints")
+KNOWN_ENVS = ("alfworld", "webshop", "searchqa", "sokoban", "ezpoints", "corridor")
 
 _KIND_WORDS = {
     INVALID: "an invalid action",
@@ -69,6 +70,7 @@ PHRASINGS: dict[str, Phrasing] = {
     "searchqa": SearchQAPhrasing(),
     "sokoban": SokobanPhrasing(),
     "ezpoints": EZPointsPhrasing(),
+    "corridor": CorridorPhrasing(),
     "generic": Phrasing(),
 }
 
