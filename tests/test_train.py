@@ -67,6 +67,14 @@ def test_two_seed_updates_with_oracle_skills_run_the_teacher_pass_and_opd(tmp_pa
     assert len(skills) == 2 * 4 and all(s["parsed"] and s["skill"] for s in skills)
 
 
+def test_seed_at_lambda_zero_writes_skills_but_runs_no_teacher_pass(tmp_path):
+    metrics = train(config(tmp_path, "algo=seed", "analyzer=scripted", "updates=1", "lambda_opd=0"))
+    m = metrics[0]
+    assert m["skill_parse_rate"] == 1.0 and m["opd_trajectories"] == 1.0  # the skills are written
+    assert m["opd_rows"] == 0 and m["tokens_scored_teacher"] == 0 and m["seconds_teacher"] == 0.0
+    assert "gate_mean" not in m
+
+
 def test_seed_with_the_policy_as_analyzer_counts_failed_parses_and_still_trains(tmp_path, capsys):
     metrics = train(config(tmp_path, "algo=seed", "updates=1"))
     m = metrics[0]

@@ -5,7 +5,7 @@ log-probs its loss needs:
   re-scored in a pass of their own or taken from the update's one pass with gradient;
 - ``ref_logp``: the reference policy's, for the KL term (``kl_coef > 0``);
 - ``skill_logp``: the teacher's, ``log pi(a | h_skill)`` (SEED's OPD,
-  :func:`~seed_rl.train.skill_pass.teacher_logprobs`).
+  :func:`~seed_rl.train.skill_pass.teacher_logprobs`), where ``lambda_opd > 0``.
 """
 
 from __future__ import annotations
@@ -93,8 +93,10 @@ def train_rows(
                 )
             )
             places.append((e, s))
-    has_skills = bool(batch.skills) and any(isinstance(s, Skill) for s in batch.skills)
-    if has_skills or learner.fsdp:  # under FSDP a process with no skill row still takes part
+    # At lambda_opd = 0 (the seed-lambda0 ablation) the teacher's log-probs would change nothing: no pass.
+    distils = losses.lambda_opd > 0
+    has_skills = distils and bool(batch.skills) and any(isinstance(s, Skill) for s in batch.skills)
+    if has_skills or (distils and learner.fsdp):  # under FSDP a process with no skill row still takes part
         with timer("teacher"):
             teacher = teacher_logprobs(
                 learner,
