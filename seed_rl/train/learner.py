@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import warnings
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,7 +132,13 @@ class Learner:
                 bias="none",
                 **only_top,
             )
-            self.peft_model = get_peft_model(model, config)  # injects the adapters into `model` itself
+            with warnings.catch_warnings():
+                # peft's PeftModel reads the model's `is_gradient_checkpointing`, which transformers 5
+                # deprecates (FutureWarning) for `is_activation_checkpointing`: peft's call, not ours
+                warnings.filterwarnings(
+                    "ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning
+                )
+                self.peft_model = get_peft_model(model, config)  # injects the adapters into `model` itself
             if reuse_frozen_states and 0 < settings.layers < total and not fsdp:
                 policy.frozen_layers = total - settings.layers
             training = Training.lora(shape, settings.targets, settings.rank, settings.layers)
