@@ -13,7 +13,9 @@ run's evaluation protocol, in three arms:
   ``analyzer=scripted`` arm injects: avoidance rules after a failure, the workflow after a win).
 
 It prints success [Wilson 95%] per arm, the tasks each arm wins that ``none`` loses and the
-reverse, and the share of first actions the skill changes.
+reverse, and the share of first actions the skill changes. ``--results FILE --label NAME`` adds
+(or replaces) the model's row in a result file that ``scripts/render_results.py`` renders as a
+README table.
 
     python scripts/measure_skill_prompt.py --config demo --tasks 32 --set max_steps=6
 """
@@ -21,7 +23,10 @@ reverse, and the share of first actions the skill changes.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import shlex
+import sys
 from pathlib import Path
 from tempfile import mkdtemp
 
@@ -57,7 +62,11 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=32)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config overrides")
     parser.add_argument("--json", default=None, help="also write the result here")
+    parser.add_argument("--results", default=None, help="add the model's row to this result file")
+    parser.add_argument("--label", default=None, help="the model's name in the result file")
     args = parser.parse_args()
+    if args.results and not args.label:
+        parser.error("--results needs --label")
     torch.set_num_threads(2)
 
     cfg = load_config(args.config, [f"run_dir={mkdtemp(prefix='skill-prompt-')}", "progress=false", *args.set])
@@ -104,6 +113,21 @@ def main() -> None:
     print("example own skill:", own_skills[0])
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1), encoding="utf-8")
+    if args.results:
+        command = shlex.join(["python", "scripts/measure_skill_prompt.py", *sys.argv[1:]])
+        add_to_results(Path(args.results), args.label, report, command)
+
+
+def add_to_results(path: Path, label: str, report: dict, command: str) -> None:
+    """Put ``report`` in the ``skill_precondition`` result file at ``path`` as the row ``label``
+    (replacing a row of that label), with the command that made it; the file's command lists every row's."""
+    result = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"kind": "skill_precondition"}
+    models = [m for m in result.get("models", []) if m["label"] != label]
+    models.append({"label": label, "command": command, **report})
+    result.update(models=models, date=datetime.date.today().isoformat())
+    result["command"] = "\n".join(m["command"] for m in models)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
