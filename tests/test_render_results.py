@@ -60,5 +60,67 @@ def test_a_missing_result_file_or_kind_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"skill_precondition\.json is missing"):
         render_results.render("skill_precondition", tmp_path)
     (tmp_path / "odd.json").write_text(json.dumps({"kind": "odd", "date": "", "command": ""}))
-    with pytest.raises(ValueError, match="no renderer for kind 'odd'; known: skill_precondition"):
+    with pytest.raises(ValueError, match="no renderer for kind 'odd'; known: compare_seeds, skill_precondition"):
         render_results.render("odd", tmp_path)
+
+
+def compare_seeds_file(folder: Path) -> None:
+    arm = {"train_success_percent": [10, 20], "train_seconds": 30}
+    arm["seconds_per_update"] = {"total": 3, "rollout": 1, "analysis": 0, "teacher": 0, "update": 2}
+    result = {
+        "kind": "compare_seeds",
+        "date": "2026-12-04",
+        "quoted": "figures quoted from the runs of 2026-12-04; the run folders are gone",
+        "command": "seed compare --config demo --arms a b --train-seeds 0 1",
+        "rooms": 4,
+        "seeds": [0, 1],
+        "episodes": [4, 8],
+        "untrained_won": 2,
+        "train_updates": [1, 2],
+        "arms": [
+            {**arm, "name": "a", "differs": "", "won": {"4": [2, 2], "8": [3, 3]}},
+            {**arm, "name": "b", "differs": "lambda 0", "won": {"4": [1, 3], "8": [2, 2]}, "train_seconds": 45},
+        ],
+        "differences": [{"arm": "a", "reference": "b", "note": "OPD"}],
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "seeds.json").write_text(json.dumps(result), encoding="utf-8")
+
+
+def test_a_comparison_over_seeds_is_recomputed_from_its_counts(tmp_path):
+    compare_seeds_file(tmp_path)
+    out = render_results.render("seeds", tmp_path)
+    rows = [line for line in out.splitlines() if line.startswith("| ")]
+    # Wilson, z = 1.96, z^2 = 3.8415: k/n at p = 1/2 is 1/2 ± z sqrt(1/(4n) + z^2/(4n^2)) / (1 + z^2/n):
+    # 2/4: ± 1.96 * 0.3500 / 1.9604 = ± 0.3500 -> [15.0, 85.0]; 4/8: ± 1.96 * 0.2151 / 1.4802 = ± 0.2848
+    # -> [21.5, 78.5]. 6/8: centre (0.75 + 0.2401) / 1.4802 = 0.6689, half 1.96 * 0.1961 / 1.4802 = 0.2596
+    # -> [40.9, 92.9].
+    # Two seeds: Student's half-width is t(0.975, 1) * |x1 - x2| / 2 = 12.706 * |x1 - x2| / 2, so seeds that
+    # agree give no width (the pooled episodes' floor is the interval) and seeds 50 points apart give
+    # ± 3.18, cut to the range.
+    # a after 4: 2/4, 2/4 -> 50.0, floor Wilson 4/8; after 8: 3/4, 3/4 -> 75.0, floor Wilson 6/8.
+    # b after 4: 1/4, 3/4 -> 50.0 ± 318 -> [0, 100]; after 8: 2/4, 2/4 -> floor Wilson 4/8.
+    # Train seconds 45 against a's 30: 1.50x.
+    assert rows[:4] == [
+        "| arm | what differs | after 4 episodes | after 8 episodes | per seed, after 4 | per seed, after 8 "
+        "| train success, update 1 -> 2 | s / update (rollout + analysis + teacher + update) "
+        "| train s, Stage 1 included (x a) |",
+        "| untrained | | 50.0 [15.0, 85.0] (Wilson) | | | | | | |",
+        "| a | | 50.0 [21.5, 78.5] | 75.0 [40.9, 92.9] | 50.0, 50.0 | 75.0, 75.0 | 10 -> 20% | 3 (1 + 0 + 0 + 2) "
+        "| 30 (1.00x) |",
+        "| b | lambda 0 | 50.0 [0.0, 100.0] | 50.0 [21.5, 78.5] | 25.0, 75.0 | 50.0, 50.0 | 10 -> 20% "
+        "| 3 (1 + 0 + 0 + 2) | 45 (1.50x) |",
+    ]
+    # a - b after 4: +25, -25 per seed, mean 0 ± 12.706 * 25 -> [-100, +100]; one seed ahead, one behind.
+    # After 8: +25, +25, so Student's interval is the point 25; Newcombe's floor for 6/8 - 4/8 is
+    # 25 - sqrt((75.0 - 40.9)^2 + (78.5 - 50)^2) = 25 - sqrt(1161 + 811) = 25 - 44.4 = -19.4 to
+    # 25 + sqrt((92.9 - 75)^2 + (50 - 21.5)^2) = 25 + sqrt(319 + 811) = 25 + 33.6 = +58.6; both seeds ahead.
+    assert (
+        rows[-1]
+        == "| a - b (OPD) | +25.0, -25.0 | 0.0 [-100.0, +100.0] | 1 / 0 / 1 | +25.0 [-19.4, +58.6] | 2 / 0 / 0 |"
+    )
+    assert "Student's 95% interval over the 2 seeds' differences" in " ".join(out.splitlines())
+    assert out.endswith(
+        "`docs/results/seeds.json` (figures quoted from the runs of 2026-12-04; the run folders are gone), "
+        "made 2026-12-04 by:\n\n```bash\nseed compare --config demo --arms a b --train-seeds 0 1\n```\n"
+    )
