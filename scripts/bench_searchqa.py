@@ -42,7 +42,7 @@ def run_benchmark(quick: bool = False) -> dict:
 
     from seed_envs.searchqa import SearchQAEnv, step_batch
     from seed_envs.searchqa.generate import WorldConfig, ensure_world
-    from seed_envs.searchqa.retrievers.bm25 import Bm25sRetriever
+    from seed_envs.searchqa.retrievers.bm25_retriever import Bm25sRetriever
     from seed_envs.searchqa.retrievers.http import HttpRetriever
     from seed_envs.searchqa.retrievers.server import RetrievalServer
 

@@ -27,14 +27,14 @@ from pathlib import Path
 
 from seed_rl.config import load_config
 from seed_rl.tables import markdown_table
-from seed_rl.train.rollout_engine import base_weights
+from seed_rl.train.rollout_backend import base_weights
 from seed_rl.train.trainer import Trainer
 
 PHASES = ("rollout", "rescore", "update", "sync", "total")
 
 
-def one_run(engine: str, model: str, updates: int, run_dir: Path, dtype: str) -> tuple[Trainer, list[dict]]:
-    overrides = [f"model={model}", f"rollout_engine={engine}", f"updates={updates}", "progress=false"]
+def one_run(backend: str, model: str, updates: int, run_dir: Path, dtype: str) -> tuple[Trainer, list[dict]]:
+    overrides = [f"model={model}", f"rollout_engine={backend}", f"updates={updates}", "progress=false"]
     overrides += [f"run_dir={run_dir}", f"vllm_dtype={dtype}"]
     trainer = Trainer(load_config("demo", overrides))
     started = time.perf_counter()
@@ -67,10 +67,10 @@ def main() -> None:
         vllm, vllm_metrics = one_run("vllm", args.model, args.updates, Path(tmp) / "vllm", args.dtype)
         rows = [summarize("hf (learner)", hf_metrics), summarize(f"vllm ({args.dtype})", vllm_metrics)]
         started = time.perf_counter()
-        vllm.engine.sync(args.updates)
+        vllm.rollout_backend.sync(args.updates)
         adapter_sync = time.perf_counter() - started
         started = time.perf_counter()
-        vllm.engine.policy.load_weights(base_weights(vllm.learner.model))
+        vllm.rollout_backend.policy.load_weights(base_weights(vllm.learner.model))
         full_sync = time.perf_counter() - started
         vllm.close()
     ratios = {

@@ -30,8 +30,8 @@ from seed_envs.retrieval.analyzer import (
 bm25s = pytest.importorskip("bm25s", reason="the search extra (bm25s) is not installed")
 pytest.importorskip("Stemmer", reason="the search extra (PyStemmer) is not installed")
 
-from seed_envs.retrieval import bm25 as bm25_module  # noqa: E402
-from seed_envs.retrieval.bm25 import Bm25Index, documents_fingerprint, index_dir_for  # noqa: E402
+from seed_envs.retrieval import bm25_index as bm25_module  # noqa: E402
+from seed_envs.retrieval.bm25_index import Bm25Index, documents_fingerprint, index_dir_for  # noqa: E402
 
 # ------------------------------------------------------------------ analyzer
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from seed_envs.retrieval import lucene
-from seed_envs.retrieval.bm25 import _top_of_row, id_order
+from seed_envs.retrieval.bm25_index import _top_of_row, id_order
 
 # ------------------------------------------------------------------ one-byte lengths
 

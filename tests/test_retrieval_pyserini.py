@@ -18,7 +18,7 @@ from searchqa_support import NQ_SAMPLE, WIKI18_SAMPLE
 
 pytest.importorskip("bm25s", reason="the search extra (bm25s) is not installed")
 
-from seed_envs.retrieval.bm25 import Bm25Index
+from seed_envs.retrieval.bm25_index import Bm25Index
 
 
 def _pyserini_available() -> bool:

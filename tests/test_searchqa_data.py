@@ -202,7 +202,7 @@ def test_world_splits_are_held_apart(small_world):
 
 def test_expert_queries_retrieve_the_supporting_passages(tmp_path, seed_cache):
     pytest.importorskip("bm25s")
-    from seed_envs.searchqa.retrievers.bm25 import Bm25sRetriever
+    from seed_envs.searchqa.retrievers.bm25_retriever import Bm25sRetriever
 
     folder = generate_world(SMALL, tmp_path / "world")
     retriever = Bm25sRetriever(folder / "corpus.jsonl")

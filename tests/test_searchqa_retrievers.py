@@ -38,7 +38,7 @@ _ = seed_cache
 
 @pytest.fixture(scope="module")
 def wiki(seed_cache):
-    from seed_envs.searchqa.retrievers.bm25 import Bm25sRetriever
+    from seed_envs.searchqa.retrievers.bm25_retriever import Bm25sRetriever
 
     retriever = Bm25sRetriever(WIKI18_SAMPLE)
     yield retriever
@@ -123,7 +123,7 @@ def test_topk_larger_than_corpus(seed_cache):
 
 
 def test_index_is_cached_on_disk(seed_cache, tmp_path):
-    from seed_envs.searchqa.retrievers.bm25 import Bm25sRetriever
+    from seed_envs.searchqa.retrievers.bm25_retriever import Bm25sRetriever
 
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text(

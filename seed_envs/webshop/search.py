@@ -5,7 +5,7 @@ an option summary (``"<name>: <v1>, <v2>, and <name>: ..."``), joined with space
 lower-cased. Ranking is BM25 with Lucene's parameters (k1 0.9, b 0.4).
 
 ``bm25s`` (default)
-    :class:`seed_envs.retrieval.bm25.Bm25Index`: Anserini's BM25 ranking in-process: Lucene's
+    :class:`seed_envs.retrieval.bm25_index.Bm25Index`: Anserini's BM25 ranking in-process: Lucene's
     float32 BM25 with its one-byte document lengths, over the tokens of Lucene's English
     analyzer (:mod:`seed_envs.retrieval.analyzer`: Unicode word segmentation, possessives,
     Lucene's 33 stop words, Porter stemming with Lucene's departures), index memory-mapped.
@@ -30,9 +30,9 @@ from typing import Any, Protocol
 
 from seed_envs.paths import cache_dir
 from seed_envs.retrieval.analyzer import LuceneEnglishAnalyzer
-from seed_envs.retrieval.bm25 import K1 as BM25_K1
-from seed_envs.retrieval.bm25 import B as BM25_B
-from seed_envs.retrieval.bm25 import Bm25Index, documents_fingerprint, index_dir_for
+from seed_envs.retrieval.bm25_index import K1 as BM25_K1
+from seed_envs.retrieval.bm25_index import B as BM25_B
+from seed_envs.retrieval.bm25_index import Bm25Index, documents_fingerprint, index_dir_for
 from seed_envs.retrieval.pyserini import LuceneBm25, build_lucene_index, is_lucene_index, lucene_searcher_class
 
 #: How many products a search returns (the benchmark's top 50).
@@ -87,7 +87,7 @@ class _ResultCache:
 
 
 class BM25sSearch:
-    """The default back end: a shared :class:`~seed_envs.retrieval.bm25.Bm25Index` (memory-mapped, cached)."""
+    """The default back end: a shared :class:`~seed_envs.retrieval.bm25_index.Bm25Index` (memory-mapped, cached)."""
 
     name = "bm25s"
 

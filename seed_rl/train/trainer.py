@@ -174,13 +174,13 @@ class Trainer:
         )
         if not self.learner.fsdp:  # (sharded weights are cut from the same start on every process)
             broadcast_parameters(self.learner.trainable)  # every process starts from the main one's adapters
-        self.engine = None
+        self.rollout_backend = None
         if cfg.rollout_engine == "vllm":
-            from seed_rl.train.rollout_engine import start_engine
+            from seed_rl.train.rollout_backend import start_rollout_backend
 
-            self.engine = start_engine(cfg, self.learner, self.run_dir, rank=self.rank)
+            self.rollout_backend = start_rollout_backend(cfg, self.learner, self.run_dir, rank=self.rank)
         #: What samples rollouts and the current policy's skills: the learner's model, or vLLM
-        self.rollout_policy = self.engine.policy if self.engine is not None else self.learner.policy
+        self.rollout_policy = self.rollout_backend.policy if self.rollout_backend is not None else self.learner.policy
         reserve = cfg.skill_reserve_tokens if cfg.algo == "seed" else 0
         self.max_prompt_tokens = self.learner.context_length - cfg.max_new_tokens
         self.builder = run_prompt_builder(cfg, self.learner.count_tokens, self.max_prompt_tokens - reserve)
@@ -218,8 +218,8 @@ class Trainer:
         )
         if resume:
             self._resume()
-        if self.engine is not None:
-            self.engine.sync(self.update_index)
+        if self.rollout_backend is not None:
+            self.rollout_backend.sync(self.update_index)
         self.warnings: list[str] = []
         self.collapse = CollapseWatch()
 
@@ -343,9 +343,9 @@ class Trainer:
         cfg = self.cfg
         drop_frozen_states(batch)
         self.update_index += 1
-        if self.engine is not None:
+        if self.rollout_backend is not None:
             with timer("sync"):
-                self.engine.sync(self.update_index)
+                self.rollout_backend.sync(self.update_index)
         gathered = merge_batches(gather_objects(batch))
         seconds = slowest_seconds(gather_objects(dict(timer.seconds)))
         if cfg.skills == "static-library" and self.update_index - 1 < cfg.library_updates:
@@ -538,8 +538,8 @@ class Trainer:
 
     def close(self) -> None:
         self.vec.close()
-        if self.engine is not None:
-            self.engine.close()
+        if self.rollout_backend is not None:
+            self.rollout_backend.close()
         if self.log is not None:
             self.log.close()
 

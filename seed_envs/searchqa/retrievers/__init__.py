@@ -31,7 +31,7 @@ from seed_envs.searchqa.retrievers.base import (
     RetrieverError,
     RetrieverUnavailable,
 )
-from seed_envs.searchqa.retrievers.bm25 import Bm25sRetriever
+from seed_envs.searchqa.retrievers.bm25_retriever import Bm25sRetriever
 from seed_envs.searchqa.retrievers.dense import DenseRetriever
 from seed_envs.searchqa.retrievers.http import HttpRetriever
 from seed_envs.searchqa.retrievers.pyserini_lucene import PyseriniRetriever

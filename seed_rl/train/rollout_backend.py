@@ -1,4 +1,4 @@
-"""vLLM as the rollout engine (``rollout_engine=vllm``): it samples the rollouts and writes the
+"""vLLM as the rollout backend (config ``rollout_engine=vllm``): it samples the rollouts and writes the
 skills, and receives the learner's weights after every update. The engine runs in this process,
 or, with ``vllm_engines=N``, as N Ray actors (:mod:`seed_agent.policies.vllm_ray`).
 
@@ -49,7 +49,7 @@ def base_weights(model: torch.nn.Module) -> Iterator[tuple[str, torch.Tensor]]:
         yield name.replace(".base_layer.", "."), whole(tensor)
 
 
-class VLLMRolloutEngine:
+class VLLMRolloutBackend:
     """A :class:`~seed_agent.policies.vllm_backend.VLLMPolicy` kept in step with a learner."""
 
     def __init__(
@@ -103,8 +103,8 @@ class VLLMRolloutEngine:
             close()
 
 
-def start_engine(cfg: Any, learner: Any, run_dir: Path, *, rank: int = 0) -> VLLMRolloutEngine:
-    """The run's engine (``cfg``: a :class:`~seed_rl.config.TrainConfig`), started from the model's
+def start_rollout_backend(cfg: Any, learner: Any, run_dir: Path, *, rank: int = 0) -> VLLMRolloutBackend:
+    """The run's rollout backend (``cfg``: a :class:`~seed_rl.config.TrainConfig`), started from the model's
     folder, with the weights Stage 1 merged sent to it."""
     settings = {
         "dtype": cfg.vllm_dtype,
@@ -112,9 +112,9 @@ def start_engine(cfg: Any, learner: Any, run_dir: Path, *, rank: int = 0) -> VLL
         "max_model_len": learner.context_length,
         "gpu_memory_utilization": cfg.vllm_memory_utilization if torch.cuda.is_available() else None,
     }
-    engine = VLLMRolloutEngine(
+    backend = VLLMRolloutBackend(
         learner, model=cfg.model, run_dir=run_dir, settings=settings, rank=rank, ray_engines=cfg.vllm_engines
     )
     if cfg.sft:
-        engine.push_base_weights()
-    return engine
+        backend.push_base_weights()
+    return backend

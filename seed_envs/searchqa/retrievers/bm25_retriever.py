@@ -1,6 +1,6 @@
 """BM25 with ``bm25s``, the in-process default retriever: Anserini's ranking without Java.
 
-A thin adapter over :class:`seed_envs.retrieval.bm25.Bm25Index` (shared with WebShop's
+A thin adapter over :class:`seed_envs.retrieval.bm25_index.Bm25Index` (shared with WebShop's
 search): Lucene 9's BM25 in float32 with Pyserini's default parameters k1 = 0.9 and b = 0.4,
 
     score(q, d) = Σ_{t ∈ q} c(t) · idf(t) · tf(t, d) / (tf(t, d) + k1 · (1 − b + b · L(d) / avgdl))
@@ -30,7 +30,7 @@ import numpy as np
 
 from seed_envs.extras import install_hint
 from seed_envs.retrieval.analyzer import LUCENE_STOP_WORDS, LuceneEnglishAnalyzer
-from seed_envs.retrieval.bm25 import Bm25Index, index_dir_for, require_bm25s
+from seed_envs.retrieval.bm25_index import Bm25Index, index_dir_for, require_bm25s
 from seed_envs.searchqa.retrievers.base import Doc, Retriever, RetrieverError
 from seed_envs.searchqa.retrievers.corpus import Corpus, file_fingerprint, index_root
 
