@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "seed_rl.commands.train",
     "seed_rl.commands.compare",
     "seed_rl.commands.eval",
+    "seed_rl.commands.pack",
     "seed_rl.commands.export",
     "seed_rl.commands.view",
     "seed_rl.commands.audit",

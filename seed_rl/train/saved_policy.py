@@ -3,9 +3,13 @@
 A policy is named by one of:
 
 - a **training run** folder (its ``config.yaml`` and ``checkpoints/update-NNNNNN``): the run's
-  model with the latest complete checkpoint's weights (and, for ``sft=true`` runs, the
-  Stage-1 adapter merged first, read from this machine's Stage-1 cache, as the trainer does);
-  prompts and sampling follow the run's config;
+  model with the latest complete checkpoint's weights (and, for runs with a warm start or
+  ``sft=true``, those adapters merged first, as the trainer did: from the run's own
+  ``adapters/`` folder where it has one, else from this machine's cache); prompts and sampling
+  follow the run's config;
+- a **packed** run (``seed pack RUN --out DIR``, :func:`pack_run`): the same, with only what
+  evaluation reads (the config, the last checkpoint's weights, the merged adapters), a few MB that
+  can be committed and evaluated on any machine;
 - a **checkpoint** folder of a run (``<run>/checkpoints/update-NNNNNN``): those weights;
 - a **model name**: ``smollm2``, ``tiny-random`` or ``hf:PATH`` (untrained);
 - an **OpenAI-compatible server**: ``http://HOST:PORT#MODEL`` (or ``https://``).
@@ -99,26 +103,42 @@ def _read_weights(path: Path) -> dict[str, Any]:
         raise PolicyError(f"{path} cannot be read ({type(error).__name__}: {error}); it may be half-written") from None
 
 
-def merge_cached_adapters(cfg: TrainConfig, policy: Any) -> None:
-    """Merge the run's warm-start and Stage-1 adapters (where it used them) into ``policy.model``,
-    in the order the trainer merged them before RL."""
+#: Where a run (or a packed run) keeps copies of the adapters merged before RL.
+ADAPTERS_FOLDER = "adapters"
+
+
+def stage_adapters(cfg: TrainConfig, run: Path | None = None) -> list[tuple[str, Path]]:
+    """``(stage, adapter file)`` for each adapter the trainer merged before RL, in merge order: the
+    run's own copy (``RUN/adapters/<file>``) where it has one, else this machine's cache."""
     from seed_envs.paths import cache_root
-    from seed_rl.train.learner import Learner
-    from seed_rl.train.run_setup import run_lora_settings
     from seed_rl.train.sft import ADAPTER_FILE, stage1_key
     from seed_rl.train.warm_start import ADAPTER_FILE as WARM_START_FILE
     from seed_rl.train.warm_start import warm_start_key
 
     stages = []
     if cfg.warm_start != "none":
-        stages.append(("warm-start", cache_root() / "warm_start" / warm_start_key(cfg) / WARM_START_FILE))
+        stages.append(("warm-start", WARM_START_FILE, cache_root() / "warm_start" / warm_start_key(cfg)))
     if cfg.sft:
-        stages.append(("Stage-1", cache_root() / "stage1" / stage1_key(cfg) / ADAPTER_FILE))
-    for name, adapter in stages:
+        stages.append(("Stage-1", ADAPTER_FILE, cache_root() / "stage1" / stage1_key(cfg)))
+    found = []
+    for name, file, cached in stages:
+        own = run / ADAPTERS_FOLDER / file if run is not None else None
+        found.append((name, own if own is not None and own.is_file() else cached / file))
+    return found
+
+
+def merge_cached_adapters(cfg: TrainConfig, policy: Any, run: Path | None = None) -> None:
+    """Merge the run's warm-start and Stage-1 adapters (where it used them) into ``policy.model``,
+    in the order the trainer merged them before RL (each from :func:`stage_adapters`)."""
+    from seed_rl.train.learner import Learner
+    from seed_rl.train.run_setup import run_lora_settings
+
+    for name, adapter in stage_adapters(cfg, run):
         if not adapter.is_file():
             raise PolicyError(
                 f"the run's {name} adapter {adapter} not found (the trainer merges it before RL; it is kept in the "
-                "cache of the machine that trained the run: copy it there, or set SEED_CACHE_DIR)"
+                "cache of the machine that trained the run: copy it there, set SEED_CACHE_DIR, or evaluate a run "
+                "packed there with `seed pack`)"
             )
         stage = Learner(policy, finetune="lora", lora=run_lora_settings(cfg), keep_reference=False)
         stage.load_trainable_state(_read_weights(adapter))
@@ -140,13 +160,39 @@ def load_run_policy(path: Path) -> EvalPolicy:
         )
     except ModelNotFetched as error:
         raise PolicyError(f"the run's model: {error}") from None
-    merge_cached_adapters(cfg, policy)
+    merge_cached_adapters(cfg, policy, run)
     learner = Learner(policy, finetune=cfg.finetune, lora=run_lora_settings(cfg), keep_reference=False)
     try:
         learner.load_trainable_state(weights)
     except KeyError as error:
         raise PolicyError(f"{checkpoint / 'trainable.safetensors'} does not fit the run's model: {error}") from None
     return EvalPolicy(learner.policy, cfg, "run", checkpoint)
+
+
+def pack_run(spec: Path, out: Path) -> list[Path]:
+    """Copy what evaluating a run reads into ``out``: its ``config.yaml``, its latest complete
+    checkpoint's ``state.json`` and ``trainable.safetensors`` (not the optimizer's state), its
+    ``metrics.jsonl`` where it has one, and the adapters merged before RL into ``out/adapters/``.
+    ``out`` is then a run folder that ``seed eval --policy`` loads on any machine. Returns the
+    files written; :class:`PolicyError` names a missing file (nothing is written then)."""
+    import shutil
+
+    run, checkpoint = run_paths(spec)
+    cfg = run_config(run)
+    copies = [(run / "config.yaml", out / "config.yaml")]
+    copies += [(checkpoint / name, out / "checkpoints" / checkpoint.name / name) for name in CHECKPOINT_FILES]
+    if (run / "metrics.jsonl").is_file():
+        copies.append((run / "metrics.jsonl", out / "metrics.jsonl"))
+    for name, adapter in stage_adapters(cfg, run):
+        if not adapter.is_file():
+            raise PolicyError(f"the run's {name} adapter {adapter} not found: it cannot be packed from this machine")
+        copies.append((adapter, out / ADAPTERS_FOLDER / adapter.name))
+    if out.resolve() == run.resolve():
+        raise PolicyError(f"--out {out} is the run itself; pack into another folder")
+    for source, target in copies:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    return [target for _, target in copies]
 
 
 def load_eval_policy(spec: str, env_id: str, *, visual: bool = False) -> EvalPolicy:

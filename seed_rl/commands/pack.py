@@ -1,0 +1,39 @@
+"""``seed pack``: a run's trained policy as a small folder that ``seed eval`` loads on any machine.
+
+    seed pack runs/compare/seed/seed0 --out docs/policies/sokoban_seed0
+    seed eval --policy docs/policies/sokoban_seed0 --env sokoban --split valid_unseen
+
+The folder holds the run's ``config.yaml``, its latest checkpoint's weights (the LoRA adapter
+RL trained; not the optimizer's state), ``metrics.jsonl``, and the warm-start and Stage-1
+adapters the trainer merged before RL (otherwise kept only in the training machine's cache):
+a few MB for a LoRA run, small enough to commit beside the results it produced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    doc = (__doc__ or "").strip()
+    parser = subparsers.add_parser(
+        "pack", help=doc.splitlines()[0], description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("run", metavar="RUN", help="a run folder, or one of its checkpoints/update-NNNNNN")
+    parser.add_argument("--out", required=True, help="the folder to write (created)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from seed_rl.train.saved_policy import PolicyError, pack_run
+
+    try:
+        files = pack_run(Path(args.run), Path(args.out))
+    except PolicyError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    size = sum(f.stat().st_size for f in files)
+    print(f"packed {len(files)} files ({size / 2**20:.1f} MiB) into {args.out}")
+    return 0

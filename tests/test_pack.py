@@ -1,0 +1,61 @@
+"""``seed pack``: a run's policy, with the adapters merged before RL, in a folder any machine evaluates."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("peft")
+
+from corridor_support import TINY_CORRIDOR  # noqa: E402
+
+from seed_rl.cli import main  # noqa: E402
+from seed_rl.config import load_config  # noqa: E402
+from seed_rl.train.saved_policy import PolicyError, load_eval_policy  # noqa: E402
+from seed_rl.train.trainer import train  # noqa: E402
+
+RUN = [*TINY_CORRIDOR, "updates=1", "tasks_per_update=2", "group_size=2", "checkpoint_every=1"]
+WARM = ["warm_start=expert", "warm_start_demos=4", "warm_start_epochs=1"]
+
+
+def weights(spec: str) -> dict[str, torch.Tensor]:
+    return {k: v.clone() for k, v in load_eval_policy(spec, "seed/Corridor-v0").policy.model.state_dict().items()}
+
+
+def test_a_packed_run_evaluates_without_the_training_machines_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEED_CACHE_DIR", str(tmp_path / "cache"))
+    run = tmp_path / "run"
+    train(load_config(None, [*RUN, *WARM, f"run_dir={run}"]))
+    trained = weights(str(run))
+    assert main(["pack", str(run), "--out", str(tmp_path / "packed")]) == 0
+    packed = tmp_path / "packed"
+    names = sorted(str(p.relative_to(packed)) for p in packed.rglob("*") if p.is_file())
+    assert names == [
+        "adapters/warm_start_adapter.safetensors",
+        "checkpoints/update-000001/state.json",
+        "checkpoints/update-000001/trainable.safetensors",
+        "config.yaml",
+        "metrics.jsonl",
+    ]
+    monkeypatch.setenv("SEED_CACHE_DIR", str(tmp_path / "elsewhere"))  # another machine: no cached adapter
+    with pytest.raises(PolicyError, match=r"warm-start adapter .* not found .*seed pack"):
+        load_eval_policy(str(run), "seed/Corridor-v0")
+    again = weights(str(packed))
+    assert set(again) == set(trained)
+    for key, value in trained.items():
+        assert torch.equal(value, again[key]), key
+    (packed / "adapters" / "warm_start_adapter.safetensors").unlink()  # the packed copy is the one read
+    with pytest.raises(PolicyError, match="warm-start adapter"):
+        load_eval_policy(str(packed), "seed/Corridor-v0")
+
+
+def test_pack_names_what_is_missing(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("SEED_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["pack", str(tmp_path / "nowhere"), "--out", str(tmp_path / "out")]) == 2
+    assert "config.yaml not found" in capsys.readouterr().err
+    run = tmp_path / "run"
+    train(load_config(None, [*RUN, *WARM, f"run_dir={run}"]))
+    monkeypatch.setenv("SEED_CACHE_DIR", str(tmp_path / "elsewhere"))
+    assert main(["pack", str(run), "--out", str(tmp_path / "out")]) == 2
+    assert "cannot be packed from this machine" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()  # nothing half-written
