@@ -30,18 +30,13 @@ from typing import Any
 
 from seed_rl.compare.arm_summary import ArmResult, ArmSummary, paired_difference, seed_differences
 from seed_rl.config import TrainConfig
-from seed_rl.stats import Estimate, proportion_ci
+from seed_rl.stats import Estimate, format_percent, proportion_ci
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "results"
 #: The documents whose tables are rendered.
 DOCUMENTS = ("README.md", "seed_rl/README.md")
 BLOCK = re.compile(r"(<!-- results: (?P<name>[a-z0-9_]+) -->\n)(?P<body>.*?)(<!-- /results -->)", re.DOTALL)
-
-
-def percent(won: int, n: int, low: float, high: float) -> str:
-    """``won/n`` as a percentage with its 95% interval: ``18.8 [8.9, 35.3]``."""
-    return f"{100 * won / n:.1f} [{100 * low:.1f}, {100 * high:.1f}]"
 
 
 def skill_precondition(result: dict[str, Any]) -> list[str]:
@@ -56,7 +51,7 @@ def skill_precondition(result: dict[str, Any]) -> list[str]:
         arms = model["arms"]
         none, oracle, own = arms["none"], arms["oracle"], arms["own"]
         gain = 100 * (oracle["won"] / oracle["n"] - none["won"] / none["n"])
-        cells = [percent(a["won"], a["n"], a["low"], a["high"]) for a in (none, oracle, own)]
+        cells = [format_percent(a["won"] / a["n"], a["low"], a["high"]) for a in (none, oracle, own)]
         lines.append(
             f"| {model['label']} | {' | '.join(cells)} | {gain:+.1f} | {oracle['gains']} / {oracle['losses']} |"
         )

@@ -87,6 +87,12 @@ def format_tuned_model_at(path) -> str:
             prompt = builder.build(info["task"], obs["text"], info.get("available_actions"))
             pairs += [(prompt, f"{side}</action>") for side in ("left", "right")]
             obs, *_, info = env.step(step)
+    return fitted_and_saved(learner, policy, pairs, cfg, path)
+
+
+def fitted_and_saved(learner: Learner, policy, pairs: list, cfg, path) -> str:
+    """``policy`` fine-tuned on ``pairs`` (:func:`~seed_rl.train.sft.fit`) and saved at ``path``,
+    as the ``model=hf:PATH`` it returns."""
     fit(learner, policy, pairs, cfg)
     policy.model.save_pretrained(path)
     policy.tokenizer.save_pretrained(path)
@@ -125,10 +131,7 @@ def skill_reading_model_at(path) -> str:
     pairs = []
     for (h, _), with_skill in zip(demos.pairs[0::2], demos.pairs[1::2], strict=True):
         pairs += [(h, f"{side}</action>") for side in SIDES] + [with_skill, with_skill]
-    fit(learner, policy, pairs, cfg)
-    policy.model.save_pretrained(path)
-    policy.tokenizer.save_pretrained(path)
-    return f"hf:{path}"
+    return fitted_and_saved(learner, policy, pairs, cfg, path)
 
 
 @pytest.fixture(scope="module")
