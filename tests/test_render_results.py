@@ -30,6 +30,35 @@ def test_every_readme_table_matches_its_result_file():
     assert render_results.stale_blocks() == []
 
 
+def test_every_result_file_is_rendered_and_names_its_command_and_date():
+    blocks = {
+        match.group("name")
+        for document in render_results.DOCUMENTS
+        for match in render_results.BLOCK.finditer((render_results.ROOT / document).read_text(encoding="utf-8"))
+    }
+    files = {path.stem for path in render_results.RESULTS.glob("*.json")}
+    assert files == blocks  # no result file that no README shows, no block without its file
+    for name in files:
+        result = json.loads((render_results.RESULTS / f"{name}.json").read_text(encoding="utf-8"))
+        assert result["command"].strip() and result["date"].strip(), name
+
+
+def test_a_cell_edited_by_hand_in_a_readme_is_reported(tmp_path):
+    # the committed READMEs and result files, with one figure of one rendered table changed by hand
+    for document in render_results.DOCUMENTS:
+        (tmp_path / document).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / document).write_text((render_results.ROOT / document).read_text(encoding="utf-8"))
+    readme = tmp_path / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    row = "| Sokoban (`demo`, 3 steps) | 18.8 [8.9, 35.3] / 0.0% |"
+    assert text.count(row) == 1
+    readme.write_text(text.replace(row, row.replace("18.8", "19.8")), encoding="utf-8")
+    assert render_results.stale_blocks(tmp_path) == ["README.md: warm_start"]
+    readme.write_text(render_results.rendered(readme.read_text(encoding="utf-8")), encoding="utf-8")
+    assert render_results.stale_blocks(tmp_path) == []  # rendering puts the file's figure back
+    assert readme.read_text(encoding="utf-8") == text
+
+
 def test_a_block_is_rendered_by_hand(tmp_path):
     precondition_file(tmp_path)
     text = "before\n<!-- results: skill_precondition -->\nold\n<!-- /results -->\nafter\n"
@@ -60,7 +89,7 @@ def test_a_missing_result_file_or_kind_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"skill_precondition\.json is missing"):
         render_results.render("skill_precondition", tmp_path)
     (tmp_path / "odd.json").write_text(json.dumps({"kind": "odd", "date": "", "command": ""}))
-    with pytest.raises(ValueError, match="no renderer for kind 'odd'; known: compare_seeds, skill_precondition"):
+    with pytest.raises(ValueError, match="no renderer for kind 'odd'; known: compare_seeds, skill_precondition, table"):
         render_results.render("odd", tmp_path)
 
 
@@ -124,3 +153,52 @@ def test_a_comparison_over_seeds_is_recomputed_from_its_counts(tmp_path):
         "`docs/results/seeds.json` (figures quoted from the runs of 2026-12-04; the run folders are gone), "
         "made 2026-12-04 by:\n\n```bash\nseed compare --config demo --arms a b --train-seeds 0 1\n```\n"
     )
+
+
+def table_file(folder: Path, **fields) -> None:
+    result = {
+        "kind": "table",
+        "date": "2026-12-05",
+        "machine": "2 CPU cores (fp32)",
+        "quoted": "figures quoted from the README of 2026-12-05",
+        "command": "seed compare --config alfworld_warm --arms grpo seed --train-seeds 0 1 2",
+        "columns": ["arm", "success", "unseen (seed 0, 1, 2)", "s / update"],
+        "rows": [
+            ["start", {"won": 6, "of": 32}, {"won": 0, "of": 32, "as": "{rate} / 100%"}, ""],
+            [
+                "GRPO",
+                {"won": 24, "of": 32, "as": "**{rate}**"},
+                {"won": [9, 13, 10], "of": 32, "as": "{rate} ({seeds})"},
+                209,
+            ],
+        ],
+        **fields,
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "measured.json").write_text(json.dumps(result), encoding="utf-8")
+
+
+def test_a_table_keeps_its_text_and_recomputes_its_rates(tmp_path):
+    table_file(tmp_path)
+    out = render_results.render("measured", tmp_path)
+    # Wilson, 6/32: centre (0.1875 + 0.0600) / 1.1200 = 0.2210, half 1.96 * sqrt(0.004761 + 0.000938) / 1.12
+    # = 0.1321 -> [8.9, 35.3]; 24/32 -> [57.9, 86.7]; 0/32 -> [0, z^2 / (n + z^2)] = [0.0, 10.7].
+    # Three seeds, 9, 13 and 10 of 32: mean 33.3, s = 6.51 points, Student's half-width
+    # 4.303 * 6.51 / sqrt(3) = 16.2 -> [17.2, 49.5], wider than Wilson's for 32 of 96 (about [24.7, 43.2]).
+    assert out.splitlines()[:4] == [
+        "| arm | success | unseen (seed 0, 1, 2) | s / update |",
+        "|---|---|---|---|",
+        "| start | 18.8 [8.9, 35.3] | 0.0 [0.0, 10.7] / 100% | |",
+        "| GRPO | **75.0 [57.9, 86.7]** | 33.3 [17.2, 49.5] (28.1, 40.6, 31.2) | 209 |",
+    ]
+    assert out.endswith(
+        "`docs/results/measured.json` (figures quoted from the README of 2026-12-05), made 2026-12-05 on "
+        "2 CPU cores (fp32) by:\n\n```bash\n"
+        "seed compare --config alfworld_warm --arms grpo seed --train-seeds 0 1 2\n```\n"
+    )
+
+
+def test_a_table_row_with_a_cell_too_many_or_too_few_is_refused(tmp_path):
+    table_file(tmp_path, rows=[["start", "18.8", ""]])
+    with pytest.raises(ValueError, match="a row has 3 cells for 4 columns"):
+        render_results.render("measured", tmp_path)
