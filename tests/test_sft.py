@@ -10,6 +10,7 @@ pytest.importorskip("peft")
 from seed_agent.policies.base import Completion  # noqa: E402
 from seed_agent.policies.server import serve_policy  # noqa: E402
 from seed_agent.skills import extract_skill  # noqa: E402
+from seed_agent.skills.analyzer import JSON_PREFILL  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
 from seed_rl.config import load_config  # noqa: E402
 from seed_rl.train.run_setup import run_prompt_builder  # noqa: E402
@@ -134,14 +135,36 @@ def test_replies_longer_than_the_analyzer_may_write_are_counted(data):
     assert replies_over_budget(pairs, count_words, AnalyzerSettings(max_new_tokens=max(words))) == (0, max(words))
 
 
+def test_replies_over_the_analyzers_budget_lose_summary_sentences_not_skill_words(data):
+    cfg, collected = data
+    full = skill_pairs(cfg, collected.train, AnalyzerSettings(prefill=True))
+    words = [len(reply.split()) for _, reply in full]
+    settings = AnalyzerSettings(prefill=True, max_new_tokens=sorted(words)[len(words) // 2])
+
+    def count_words(reply: str) -> int:
+        return len(reply.split())
+
+    fitted = skill_pairs(cfg, collected.train, settings, count_words)
+    assert replies_over_budget(fitted, count_words, settings)[0] < replies_over_budget(full, count_words, settings)[0]
+    for (_, before), (_, after) in zip(full, fitted, strict=True):
+        old, new = extract_skill(JSON_PREFILL + before), extract_skill(JSON_PREFILL + after)
+        assert new.episode_skill == old.episode_skill and old.episode_summary.startswith(new.episode_summary)
+        if count_words(before) <= settings.max_new_tokens:
+            assert after == before  # a reply that fits is left as it is
+        else:  # shortened to fit, or to one sentence where nothing fits
+            assert count_words(after) <= settings.max_new_tokens or new.episode_summary.count(". ") == 0
+
+
 def test_stage1_warns_of_replies_the_analyzer_cannot_finish_and_counts_them(tmp_path, capsys):
-    # the tiny tokenizer spells a skill JSON out in 60-220 tokens: every reply is over a 12-token budget
+    # the tiny tokenizer spells a skill JSON out in 60-220 tokens: every reply is over a 12-token budget,
+    # with its summary cut to one sentence too
     cfg = load_config("sokoban_seed", [*TINY, f"run_dir={tmp_path}"])
     report = run_stage1(cfg, tiny_random_policy(), tmp_path)
     assert report["long_replies"] == report["pairs"] > 0
     out = capsys.readouterr().out
-    assert f"{report['pairs']} of {report['pairs']} Stage-1 skill replies are longer" in out
-    assert "analyzer_max_new_tokens=12" in out and "sft_skill_words" in out
+    assert f"{report['pairs']} of {report['pairs']} Stage-1 skill replies are longer than the analyzer may write" in out
+    assert "analyzer_max_new_tokens is 12" in out and "Set analyzer_max_new_tokens=" in out
+    assert "sft_skill_words" in out
 
 
 def test_stage1_warns_when_it_unlearns_the_acting_role():

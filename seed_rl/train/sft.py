@@ -36,7 +36,7 @@ from seed_agent.policies.hf import TransformersPolicy
 from seed_agent.prompts import PromptBuilder
 from seed_agent.skills import Skill
 from seed_agent.skills.analyzer import ANALYZER_PROMPT_VERSION
-from seed_agent.skills.annotate import annotate, skill_json
+from seed_agent.skills.annotate import annotate, fit_summary, skill_json
 from seed_agent.skills.quality import mentions_trajectory
 from seed_envs.files import atomic_write_text
 from seed_envs.paths import cache_dir
@@ -95,6 +95,7 @@ def stage1_key(cfg: TrainConfig) -> str:
         if getattr(cfg, key) != default:
             extra[key] = getattr(cfg, key)
     extra["analyzer_prompt"] = ANALYZER_PROMPT_VERSION  # adapters of an earlier prompt are not reused
+    extra["summaries_fit"] = True  # replies shortened to the analyzer's budget (skill_pairs): older adapters were not
     if cfg.warm_start != "none":  # Stage 1 then trains on top of the warm-started model
         extra["warm_start"] = warm_start_key(cfg)
     return settings_key(cfg, keys, extra)
@@ -118,15 +119,10 @@ def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> d
         timer = PhaseTimer(cfg.device)
         with timer("rollouts"):
             data = collect_stage1_data(cfg, policy)
-        pairs = skill_pairs(cfg, data.train, settings)
+        pairs = skill_pairs(cfg, data.train, settings, policy.count_text_tokens)
         long_replies, longest = replies_over_budget(pairs, policy.count_text_tokens, settings)
         if long_replies:
-            print(
-                f"warning: {long_replies} of {len(pairs)} Stage-1 skill replies are longer than the analyzer may "
-                f"write (analyzer_max_new_tokens={settings.max_new_tokens}; the longest is {longest} tokens): the "
-                "analyzer may learn replies it cannot close; raise analyzer_max_new_tokens or lower sft_skill_words",
-                flush=True,
-            )
+            print(long_replies_warning(long_replies, len(pairs), longest, settings.max_new_tokens), flush=True)
         with timer("parse_rate"):
             before = analyzer_parse_rate(policy, data.held_out, settings)
         with timer("acting_loss"):
@@ -237,8 +233,16 @@ def _episodes(
     return own + expert
 
 
-def skill_pairs(cfg: TrainConfig, episodes: Sequence[Episode], settings: AnalyzerSettings) -> list[tuple[Any, str]]:
-    """(analyzer prompt, reply) pairs; the reply is the skill JSON after the prompt's prefill."""
+def skill_pairs(
+    cfg: TrainConfig,
+    episodes: Sequence[Episode],
+    settings: AnalyzerSettings,
+    count_tokens: Callable[[str], int] | None = None,
+) -> list[tuple[Any, str]]:
+    """(analyzer prompt, reply) pairs; the reply is the skill JSON after the prompt's prefill. With
+    ``count_tokens`` (the policy's tokenizer), a reply longer than the analyzer may write
+    (``settings.max_new_tokens``) has its summary shortened until it fits (:func:`fit_summary`), so
+    that the analyzer learns replies it can close; the skill's own text is never cut."""
     if cfg.sft_source == "external":
         if not cfg.sft_analyzer_url:
             raise ValueError("sft_source=external needs sft_analyzer_url (an OpenAI-compatible server)")
@@ -252,10 +256,16 @@ def skill_pairs(cfg: TrainConfig, episodes: Sequence[Episode], settings: Analyze
         if not isinstance(skill, Skill):
             continue
         prompt = settings.prompt(episode)
-        target = skill_json(skill, step_skills=settings.step_skills)
-        if not target.startswith(prompt.prefill):
-            raise ValueError(f"the skill JSON does not start with the analyzer prefill {prompt.prefill!r}")
-        pairs.append((prompt, target[len(prompt.prefill) :]))
+
+        def reply(skill: Skill, prefill: str = prompt.prefill) -> str:
+            target = skill_json(skill, step_skills=settings.step_skills)
+            if not target.startswith(prefill):
+                raise ValueError(f"the skill JSON does not start with the analyzer prefill {prefill!r}")
+            return target[len(prefill) :]
+
+        if count_tokens is not None:
+            skill = fit_summary(skill, lambda s: count_tokens(reply(s)) <= settings.max_new_tokens)
+        pairs.append((prompt, reply(skill)))
     return pairs
 
 
@@ -265,10 +275,23 @@ def replies_over_budget(
     """How many replies are longer than the analyzer may write (``settings.max_new_tokens``), and the
     longest reply's token count. A reply the analyzer cannot finish in its budget teaches a JSON object
     it may never close: on ALFWorld at 64 tokens (10 of 12 replies longer) Stage 1 took the parse rate
-    from 0.25 to 0.00; on the demo (13 of 32 longer) it still rose to 1.00, so they are counted and
+    from 0.25 to 0.00. :func:`skill_pairs` shortens a long reply's summary first (on the demo, 6 of 16
+    replies were 70-77 tokens against 64, failures whose summary's third sentence repeats the wrong
+    move their skill names; without it the longest was 58); what is still too long is counted and
     warned about, not left out."""
     lengths = [count_tokens(reply) for _, reply in pairs]
     return sum(n > settings.max_new_tokens for n in lengths), max(lengths, default=0)
+
+
+def long_replies_warning(count: int, pairs: int, longest: int, max_new_tokens: int) -> str:
+    """What Stage 1 prints when ``count`` of its ``pairs`` skill replies are longer than the analyzer
+    may write even with their summaries shortened: the fact and the keys that fix it."""
+    return (
+        f"warning: {count} of {pairs} Stage-1 skill replies are longer than the analyzer may write, even with "
+        f"their summary cut to one sentence: the longest is {longest} tokens, analyzer_max_new_tokens is "
+        f"{max_new_tokens}, so the analyzer may learn replies it cannot close. Set analyzer_max_new_tokens={longest} "
+        "(or more), or lower sft_skill_words"
+    )
 
 
 def acting_rows(

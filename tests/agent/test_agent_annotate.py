@@ -30,7 +30,13 @@ from seed_agent.skills import (
     skill_words,
 )
 from seed_agent.skills.analyzer import JSON_PREFILL, STYLE_RULES
-from seed_agent.skills.annotate import EPISODE_SKILL_WORD_LIMIT, STEP_SKILL_WORD_LIMIT, env_name, first_divergence
+from seed_agent.skills.annotate import (
+    EPISODE_SKILL_WORD_LIMIT,
+    STEP_SKILL_WORD_LIMIT,
+    env_name,
+    first_divergence,
+    fit_summary,
+)
 from seed_agent.trajectory import StepRecord, Trajectory
 from seed_envs.baselines import RandomAgent
 
@@ -562,3 +568,26 @@ def test_corridor_skills_name_the_side_of_the_exit_only(index):
     assert f"Instead, walk {side}" in failure.episode_skill
     assert failure.episode_skill.endswith(f"The exit is to the {side}: walk {side} every step.")
     assert extract_skill(skill_json(failure)) == failure
+
+
+def test_a_summary_loses_its_last_sentences_until_the_reply_fits_and_the_skill_never_changes():
+    skill = Skill(
+        "Avoid 'move up' at this point: it leads away from the goal. Instead, push left.",
+        "The agent had to push the box onto the target. It failed after 3 steps (score 0). "
+        "It first went wrong at step 1 with an off-plan action: 'move up'.",
+        ((1, "Here: push left, not move up."),),
+    )
+
+    def within(words: int) -> Callable[[Skill], bool]:
+        return lambda s: len(skill_json(s).split()) <= words
+
+    full = len(skill_json(skill).split())
+    assert fit_summary(skill, within(full)) == skill  # a reply that fits is left as it is
+    two = fit_summary(skill, within(full - 1))
+    assert two.episode_summary == "The agent had to push the box onto the target. It failed after 3 steps (score 0)."
+    one = fit_summary(skill, within(len(skill_json(two).split()) - 1))
+    assert one.episode_summary == "The agent had to push the box onto the target."
+    assert fit_summary(skill, within(1)) == one  # nothing fits: the first sentence stays, the caller counts it
+    for fitted in (two, one):
+        assert (fitted.episode_skill, fitted.step_skills) == (skill.episode_skill, skill.step_skills)
+        assert extract_skill(skill_json(fitted)) == fitted

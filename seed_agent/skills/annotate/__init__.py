@@ -18,14 +18,16 @@ for as long as the agent followed it. Each env's phrasing is a small
 unknown env gets the generic base class. The episode skill is kept under
 :data:`EPISODE_SKILL_WORD_LIMIT` words and each step skill under
 :data:`STEP_SKILL_WORD_LIMIT`, as the analyzer prompt asks. :func:`skill_json` is the reply
-the analyzer should give for a skill (the SFT target).
+the analyzer should give for a skill (the SFT target); :func:`fit_summary` shortens its summary
+where that reply must fit in the analyzer's token budget.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from seed_agent.skills.annotate.alfworld import ALFWorldPhrasing
 from seed_agent.skills.annotate.base import (
@@ -232,6 +234,21 @@ def skill_json(skill: Skill, *, step_skills: bool = True) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
+def fit_summary(skill: Skill, fits: Callable[[Skill], bool]) -> Skill:
+    """``skill`` with the last sentences of its summary dropped, one at a time, until ``fits`` accepts
+    it (Stage 1 passes "its reply is within the analyzer's token budget"); the first sentence is
+    kept. The summary is what the reply tells its reader, never injected into a prompt, so the
+    skill's own text stays as it is: on the demo, a failure's summary ends with the first wrong
+    move, which its skill names again ("Avoid 'move up' at this point"). The shortest version where
+    none fits: the caller counts what is still too long."""
+    sentences = re.split(r"(?<=[.!?])\s+", fold(skill.episode_summary))
+    fitted = skill
+    while len(sentences) > 1 and not fits(fitted):
+        sentences.pop()
+        fitted = replace(skill, episode_summary=" ".join(sentences))
+    return fitted
+
+
 __all__ = [
     "EPISODE_SKILL_WORD_LIMIT",
     "INVALID",
@@ -248,6 +265,7 @@ __all__ = [
     "env_name",
     "expected_actions",
     "first_divergence",
+    "fit_summary",
     "phrasing_for",
     "skill_json",
 ]
