@@ -108,7 +108,7 @@ class TrainConfig:
     micro_batch_rows: int = 0  # > 0: exactly this many rows per micro-batch, no token bound (the naive path)
     share_prefix: bool = True  # rows that start alike compute that prefix once, in sampling and scoring
     # SEED's teacher pass: what the steps of an episode share under h_skill (through the skill) runs
-    # once per episode (seed_agent/policies/engine/group_prefix.py); false: every row past the batch prefix
+    # once per episode (seed_agent/policies/engine/layout.py); false: every row past the batch prefix
     share_episode_prefix: bool = True
     # with LoRA in the top lora_layers only: training passes start from the hidden states the sampler
     # computed below them (seed_agent/policies/engine/frozen_states.py)

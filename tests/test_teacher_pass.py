@@ -11,7 +11,7 @@ pytest.importorskip("peft")
 
 from seed_agent.history import EpisodeHistory  # noqa: E402
 from seed_agent.policies.engine.generation import MIN_SHARED_PREFIX, GenerationEngine  # noqa: E402
-from seed_agent.policies.engine.group_prefix import group_layout, grouped_cost  # noqa: E402
+from seed_agent.policies.engine.layout import group_layout, grouped_cost  # noqa: E402
 from seed_agent.prompts import PromptBuilder, prompt_spec  # noqa: E402
 from seed_agent.skills import NoSkill, Skill  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402

@@ -19,7 +19,7 @@ from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import Completion, PromptImages, SamplingParams, check_images, render_chat, to_pil
 from seed_agent.policies.engine.frozen_states import FrozenStates, logprobs_from_states
 from seed_agent.policies.engine.generation import EncodedBatch, GenerationEngine
-from seed_agent.policies.engine.group_prefix import GroupLayout
+from seed_agent.policies.engine.layout import GroupLayout
 
 #: Chat-template end-of-turn tokens that also end a reply.
 END_OF_TURN_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
-from seed_agent.policies.engine.group_prefix import grouped_cost, grouped_padded
+from seed_agent.policies.engine.layout import grouped_cost, grouped_padded
 
 
 def pack_by_tokens(

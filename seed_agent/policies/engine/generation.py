@@ -19,7 +19,7 @@ The speed-ups, each switched here and nowhere else:
   and in scoring (:meth:`GenerationEngine.prefix_forward`);
 - ``share_groups``: in scoring, rows labelled as one group (the steps of an episode under
   ``h_skill``) also compute their common prefix past the batch's once
-  (:mod:`seed_agent.policies.engine.group_prefix`);
+  (:mod:`seed_agent.policies.engine.layout`);
 - :meth:`GenerationEngine.reusing_prefixes`: within it, sampling keeps each shared prefix over
   calls (:mod:`seed_agent.policies.engine.prefix_store`);
 - :meth:`GenerationEngine.keeping_frozen_states`: within it, sampling keeps each row's hidden
@@ -41,7 +41,7 @@ import torch
 
 from seed_agent.policies.base import Completion, SamplingParams
 from seed_agent.policies.engine.frozen_states import FrozenStates, capture_inputs, decoder_stack, row_states
-from seed_agent.policies.engine.group_prefix import GroupLayout, common_prefix_length, group_layout
+from seed_agent.policies.engine.layout import GroupLayout, common_prefix_length, group_layout
 from seed_agent.policies.engine.prefix_store import PrefixStore, SharedPrefix
 from seed_agent.policies.engine.sampling import cut_after_stop, penalise_repeats, sample_tokens
 
@@ -82,7 +82,7 @@ class GenerationEngine:
         self.image_token_id = image_token_id
         self.share_prefix = bool(share_prefix)
         #: Rows a scoring pass labels alike (the steps of one episode under ``h_skill``) also compute
-        #: their common prefix past the batch's once (:mod:`~seed_agent.policies.engine.group_prefix`).
+        #: their common prefix past the batch's once (:mod:`~seed_agent.policies.engine.layout`).
         self.share_groups = True
         #: > 0: the bottom ``frozen_layers`` decoder layers never train (a learner set it), so
         #: sampling keeps each row's hidden states entering layer ``frozen_layers``
@@ -173,7 +173,7 @@ class GenerationEngine:
         own: int = 1,
     ) -> GroupLayout | None:
         """How rows labelled alike in ``groups`` would share their common prefix past the batch's
-        (:mod:`~seed_agent.policies.engine.group_prefix`); None where that is not worth a pass of
+        (:mod:`~seed_agent.policies.engine.layout`); None where that is not worth a pass of
         its own, where the batch shares no prefix (so never with images, nor with sharing off), or
         where ``share_groups`` is off. Each row keeps at least ``own`` tokens of its own."""
         labelled = [g for g in groups if g is not None]
