@@ -45,7 +45,7 @@ def main() -> None:
     ]
     sampling = SamplingParams(temperature=1.0, max_new_tokens=args.new_tokens, seed=0)
     ids, _ = policy.encode(prompts)
-    batch = policy.batch(ids, [{}] * len(ids))
+    batch = policy.engine.batch(ids, [{}] * len(ids))
 
     def ours() -> None:
         policy.generate(prompts, sampling=sampling)
@@ -71,7 +71,7 @@ def main() -> None:
 
     def full_forward():
         sequences = [p + c for p, c in zip(ids, token_ids, strict=True)]
-        full = policy.batch(sequences, [{}] * len(sequences))
+        full = policy.engine.batch(sequences, [{}] * len(sequences))
         with torch.inference_mode():
             logits = policy.model(
                 input_ids=full.input_ids, attention_mask=full.attention_mask, position_ids=full.position_ids

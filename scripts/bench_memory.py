@@ -47,7 +47,7 @@ def measure(
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     policy = load_named_policy(model)
-    policy.share_prefix = False  # every row in full: the estimate's worst case
+    policy.engine.layout.share_prefix = False  # every row in full: the estimate's worst case
     learner = Learner(
         policy,
         finetune="lora",

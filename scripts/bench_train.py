@@ -23,7 +23,7 @@
    weights; the median of ``--rounds``, each pass as a ratio against the other and against GRPO's update.
 5. **Frozen-layer states, prefix shared** (``states``): the pass over the layers below the first
    trained one that Stage 1 and the warm start make once before their epochs
-   (``TransformersPolicy.states_of``), over the rollout's steps as (prompt, reply) rows: the prefix
+   (``GenerationEngine.states_of``), over the rollout's steps as (prompt, reply) rows: the prefix
    every row shares run once against every row run whole (``share_prefix=false``), the median of
    ``--rounds``, with the largest difference of the states.
 
@@ -284,18 +284,18 @@ def batched_sampling(trainer: Trainer, episodes: list[Episode]) -> float:
 
 def shared_states(trainer: Trainer, episodes: list[Episode], rounds: int) -> dict:
     """Section 5: ``states_of`` over the rollout's steps, the shared prefix run once against every row whole."""
-    policy = trainer.learner.policy
+    engine = trainer.learner.policy.engine
     rows = [r for e in episodes for r in e.rows if r.token_ids and r.prompt_ids]
     prompts, replies = [r.prompt_ids for r in rows], [r.token_ids for r in rows]
     out: dict[str, list] = {}
-    configured = policy.share_prefix
+    configured = engine.layout.share_prefix
 
     def states(share: bool) -> None:
-        policy.share_prefix = share
+        engine.layout.share_prefix = share
         try:
-            out[str(share)] = policy.states_of(prompts, replies)
+            out[str(share)] = engine.states_of(prompts, replies)
         finally:
-            policy.share_prefix = configured
+            engine.layout.share_prefix = configured
 
     timing = median_rounds({"prefix once": lambda: states(True), "every row whole": lambda: states(False)}, rounds)
     if out["True"] is None:
@@ -322,6 +322,7 @@ def teacher_sharing(trainer: Trainer, episodes: list[Episode], rounds: int) -> d
     """Section 4: the teacher pass with every row whole past the batch prefix, against each episode's
     shared ``h_skill`` prefix computed once, on the same rows; a GRPO update beside them for scale."""
     learner, passes = trainer.learner, trainer.row_passes
+    layout = learner.policy.engine.layout
     start_state = (learner.trainable_state(), learner.optimizer.state_dict())
     scripted = [annotate(e.trajectory(), e.expert_plan) for e in episodes]
     variants = {
@@ -336,7 +337,7 @@ def teacher_sharing(trainer: Trainer, episodes: list[Episode], rounds: int) -> d
 
     def teacher(skills: list, share: bool, name: str):
         def run() -> None:
-            learner.policy.share_groups = share
+            layout.share_groups = share
             outputs[name] = teacher_logprobs(
                 learner,
                 episodes,
@@ -361,9 +362,9 @@ def teacher_sharing(trainer: Trainer, episodes: list[Episode], rounds: int) -> d
     timing = median_rounds(methods, rounds)
     # the float noise to read the gaps against: the default pass against one that shares no prefix
     unshared = "episode skills: no shared prefix"
-    learner.policy.share_prefix = False
+    layout.share_prefix = False
     teacher(variants["episode skills"], False, unshared)()
-    learner.policy.share_prefix = learner.policy.share_groups = True
+    layout.share_prefix = layout.share_groups = True
     grpo = timing["grpo update"]
     baseline_gap = gap_between(outputs["episode skills: whole rows"], outputs[unshared])
     report: dict = {"grpo_update_s": grpo, "rows": len(places), "episodes": len(episodes)}
@@ -373,8 +374,8 @@ def teacher_sharing(trainer: Trainer, episodes: list[Episode], rounds: int) -> d
         whole, shared = outputs[f"{variant}: whole rows"], outputs[f"{variant}: shared per episode"]
         gap = gap_between(whole, shared)
         rows = teacher_rows(learner, episodes, skills, places, encode, max_prompt_tokens=passes.max_prompt_tokens).rows
-        batch_prefix = learner.shared_prefix(rows)
-        _, ends = learner.group_layout(rows)
+        laid_out = learner.layout(rows)
+        batch_prefix, ends = laid_out.shared, laid_out.ends
         segment = statistics.mean(end - batch_prefix for end in ends) if ends else 0.0
         seconds = {kind: timing[f"{variant}: {kind}"] for kind in ("whole rows", "shared per episode")}
         report[variant] = {

@@ -70,7 +70,7 @@ def test_a_pass_from_the_samplers_states_matches_the_full_pass(top_layer_learner
     one (two rows) or none (one row)."""
     learner = top_layer_learner
     policy = learner.policy
-    assert policy.frozen_layers == 1
+    assert policy.engine.frozen_layers == 1
     completions = [sampled(policy)[i] for i in rows]
     assert all(len(c.frozen_states) == len(c.prompt_token_ids) + len(c.token_ids) - 1 for c in completions)
     calls = []
@@ -99,14 +99,14 @@ def test_states_of_another_row_are_refused(top_layer_learner):
 
 def test_only_a_model_with_frozen_bottom_layers_keeps_states():
     everywhere = Learner(tiny_random_policy(seed=4), finetune="lora", lora=LoraSettings(layers=0))
-    assert everywhere.policy.frozen_layers == 0
+    assert everywhere.policy.engine.frozen_layers == 0
     assert sampled(everywhere.policy, n=2)[0].frozen_states is None
     switched_off = Learner(
         tiny_random_policy(seed=4), finetune="lora", lora=LoraSettings(layers=1), reuse_frozen_states=False
     )
-    assert switched_off.policy.frozen_layers == 0
+    assert switched_off.policy.engine.frozen_layers == 0
     full = Learner(tiny_random_policy(seed=4), finetune="full", keep_reference=False)
-    assert full.policy.frozen_layers == 0
+    assert full.policy.engine.frozen_layers == 0
 
 
 def test_states_are_kept_only_when_asked_and_within_their_room(top_layer_learner):
@@ -139,7 +139,7 @@ def test_states_from_the_frozen_layers_alone_match_the_full_pass(top_layer_learn
     top = decoder_stack(learner.model).layers[1]
     handle = top.register_forward_hook(lambda *_: entered.append(1))  # after the layer ran
     try:
-        states = policy.states_of([c.prompt_token_ids for c in completions], [c.token_ids for c in completions])
+        states = policy.engine.states_of([c.prompt_token_ids for c in completions], [c.token_ids for c in completions])
     finally:
         handle.remove()
     assert not entered  # the pass stopped below the trained layer
@@ -164,7 +164,7 @@ def test_states_from_the_frozen_layers_alone_match_the_full_pass(top_layer_learn
 
 
 def test_no_states_without_frozen_layers():
-    assert tiny_random_policy(seed=1).states_of([[1, 2, 3]], [[4, 5]]) is None
+    assert tiny_random_policy(seed=1).engine.states_of([[1, 2, 3]], [[4, 5]]) is None
 
 
 def test_states_with_and_without_the_shared_prefix_agree(top_layer_learner):
@@ -173,12 +173,12 @@ def test_states_with_and_without_the_shared_prefix_agree(top_layer_learner):
     policy = top_layer_learner.policy
     completions = sampled(policy, n=10, seed=7)
     prompts, tokens = [c.prompt_token_ids for c in completions], [c.token_ids for c in completions]
-    shared = policy.states_of(prompts, tokens)
-    policy.share_prefix = False
+    shared = policy.engine.states_of(prompts, tokens)
+    policy.engine.layout.share_prefix = False
     try:
-        whole = policy.states_of(prompts, tokens)
+        whole = policy.engine.states_of(prompts, tokens)
     finally:
-        policy.share_prefix = True
+        policy.engine.layout.share_prefix = True
     assert all(s.prefix.shape[0] == 0 for s in whole) and shared[0].prefix.shape[0] > 0
     for a, b in zip(shared, whole, strict=True):
         assert len(a) == len(b)

@@ -138,7 +138,7 @@ def test_the_estimate_bounds_what_autograd_saves():
     """Counted with saved-tensor hooks on a padded batch: within the estimate's saved part, and
     not far below it (the formula models the layers, not a loose constant)."""
     learner = Learner(tiny_random_policy(seed=1), finetune="lora", lr=0.0, token_budget=10**6)
-    learner.policy.share_prefix = False
+    learner.policy.engine.layout.share_prefix = False
     rows = score_rows(6, seed=2, length=(150, 300))
     params = {p.untyped_storage().data_ptr() for p in learner.model.parameters()}
     saved: dict[int, int] = {}

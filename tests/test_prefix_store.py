@@ -11,8 +11,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
 
-from seed_agent.policies.base import SamplingParams  # noqa: E402
-from seed_agent.policies.engine.prefix_store import PrefixStore, SharedPrefix, reusing_prefixes  # noqa: E402
+from seed_agent.policies.base import SamplingParams, reusing_prefixes  # noqa: E402
+from seed_agent.policies.engine.prefix_store import PrefixStore, SharedPrefix  # noqa: E402
 from seed_agent.prompts import PromptBuilder, prompt_spec  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
 from seed_rl.train.learner import Learner, LoraSettings  # noqa: E402
@@ -106,7 +106,9 @@ def test_batches_whose_shared_prefix_is_longer_or_shorter_than_a_stored_one_samp
     }
     sampling = SamplingParams(temperature=1.0, max_new_tokens=4, seed=5)
     prompts = {name: [builder.build("Push the box.", o, ["up", "down"]) for o in obs] for name, obs in sets.items()}
-    lengths = {name: policy.shared_prefix_length(policy.encode(p)[0], [{}] * 3) for name, p in prompts.items()}
+    lengths = {
+        name: policy.engine.layout.shared_prefix_length(policy.encode(p)[0], [{}] * 3) for name, p in prompts.items()
+    }
     assert lengths["different at once"] < lengths["alike first line"] < lengths["alike two lines"]
     with policy.keeping_frozen_states(1 << 30):
         fresh = {name: policy.generate(p, sampling=sampling) for name, p in prompts.items()}

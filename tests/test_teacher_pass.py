@@ -10,14 +10,14 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from seed_agent.history import EpisodeHistory  # noqa: E402
-from seed_agent.policies.engine.generation import MIN_SHARED_PREFIX, GenerationEngine  # noqa: E402
-from seed_agent.policies.engine.layout import group_layout, grouped_cost  # noqa: E402
+from seed_agent.policies.engine.generation import GenerationEngine  # noqa: E402
+from seed_agent.policies.engine.layout import MIN_SHARED_PREFIX, group_layout  # noqa: E402
 from seed_agent.prompts import PromptBuilder, prompt_spec  # noqa: E402
 from seed_agent.skills import NoSkill, Skill  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
 from seed_rl.rollout import Episode, StepRow  # noqa: E402
 from seed_rl.train.learner import Learner  # noqa: E402
-from seed_rl.train.packing import pack_by_tokens  # noqa: E402
+from seed_rl.train.packing import grouped_cost, pack_by_tokens  # noqa: E402
 from seed_rl.train.skill_pass import teacher_logprobs, teacher_rows  # noqa: E402
 from seed_rl.train.train_rows import encode_steps  # noqa: E402
 
@@ -66,7 +66,7 @@ def make_skills(step_skills):
 
 def teacher(learner, episodes, skills, share_groups):
     places = [(e, s) for e, episode in enumerate(episodes) for s in range(len(episode.rows))]
-    learner.policy.share_groups = share_groups
+    learner.policy.engine.layout.share_groups = share_groups
     try:
         return teacher_logprobs(
             learner,
@@ -78,7 +78,7 @@ def teacher(learner, episodes, skills, share_groups):
             temperature=1.0,
         )
     finally:
-        learner.policy.share_groups = True
+        learner.policy.engine.layout.share_groups = True
 
 
 def skill_rows(learner, episodes, skills):
@@ -126,16 +126,16 @@ def test_the_per_episode_shared_prefix_gives_the_full_pass_logprobs(learner, mon
 
 def test_gradients_through_the_grouped_pass_equal_the_full_pass(learner):
     rows = skill_rows(learner, make_episodes(learner, history_length=2), make_skills(True))
-    assert learner.group_layout(rows)[0] is not None
+    assert len(learner.layout(rows).groups) < len(rows)  # some rows share a group prefix
     runs = {}
     for share in (True, False):
-        learner.policy.share_groups = share
+        learner.policy.engine.layout.share_groups = share
         learner.optimizer.zero_grad(set_to_none=True)
         logps = learner.logprobs(rows, grad=True)
         torch.cat(logps).sum().backward()
         grads = {n: p.grad.clone() for n, p in learner.model.named_parameters() if p.requires_grad}
         runs[share] = ([lp.detach() for lp in logps], grads)
-    learner.policy.share_groups = True
+    learner.policy.engine.layout.share_groups = True
     learner.optimizer.zero_grad(set_to_none=True)
     for a, b in zip(runs[True][0], runs[False][0], strict=True):
         assert float((a - b).abs().max()) <= 1e-5 * max(1.0, float(a.abs().max()))
@@ -146,8 +146,9 @@ def test_gradients_through_the_grouped_pass_equal_the_full_pass(learner):
 def test_micro_batches_keep_an_episode_together_and_score_the_same(learner, monkeypatch):
     episodes, skills = make_episodes(learner, history_length=2), make_skills(True)
     rows = skill_rows(learner, episodes, skills)
-    groups, ends = learner.group_layout(rows)
-    lengths, shared = [r.length for r in rows], learner.shared_prefix(rows)
+    layout = learner.layout(rows)
+    groups, ends, shared = layout.group_of_rows(), list(layout.ends), layout.shared
+    lengths = [r.length for r in rows]
     first_two = [i for i, r in enumerate(rows) if r.group in (0, 2)]
     budget = grouped_cost(*([seq[i] for i in first_two] for seq in (lengths, ends, groups)), shared)
     assert budget < grouped_cost(lengths, ends, groups, shared)  # not every episode fits one pass
@@ -204,12 +205,12 @@ def test_images_or_no_shared_prefix_fall_back_to_whole_rows(learner):
     policy = learner.policy
     sequences = [[*range(5, 60), i, i] for i in range(4)]
     labels = [0, 0, 1, 1]
-    assert policy.group_layout(sequences, [{}] * 4, labels) is None  # nothing past the batch prefix
+    assert policy.engine.layout.group_layout(sequences, [{}] * 4, labels) is None  # nothing past the batch prefix
     sequences = [[*range(5, 45), *[g] * 40, i] for i, g in enumerate(labels)]
-    assert policy.group_layout(sequences, [{}] * 4, labels) is not None
-    assert policy.group_layout(sequences, [{}, {}, {"pixel_values": torch.zeros(1)}, {}], labels) is None
-    policy.share_prefix = False  # as under FSDP, where an extra pass would break the processes' lockstep
+    assert policy.engine.layout.group_layout(sequences, [{}] * 4, labels) is not None
+    assert policy.engine.layout.group_layout(sequences, [{}, {}, {"pixel_values": torch.zeros(1)}, {}], labels) is None
+    policy.engine.layout.share_prefix = False  # as under FSDP, where an extra pass would break the processes' lockstep
     try:
-        assert policy.group_layout(sequences, [{}] * 4, labels) is None
+        assert policy.engine.layout.group_layout(sequences, [{}] * 4, labels) is None
     finally:
-        policy.share_prefix = True
+        policy.engine.layout.share_prefix = True

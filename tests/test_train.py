@@ -275,7 +275,7 @@ def test_the_naive_path_and_dtype_auto_are_reachable_by_config(tmp_path, monkeyp
     monkeypatch.setattr(models, "native_bf16", lambda device=None: "")  # a machine without native bf16
     trainer = Trainer(config(tmp_path, "share_prefix=false", "micro_batch_rows=2", "dtype=auto"))
     try:
-        assert not trainer.policy.share_prefix and trainer.learner.micro_batch_rows == 2
+        assert not trainer.policy.engine.layout.share_prefix and trainer.learner.micro_batch_rows == 2
         assert trainer.cfg.dtype == "float32"  # what auto chose here, and what the run records
         assert yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())["dtype"] == "float32"
         assert next(trainer.policy.model.parameters()).dtype == torch.float32
@@ -290,7 +290,7 @@ def test_training_from_the_samplers_frozen_states_gives_the_full_passes_update(t
     its losses and statistics are the full pass's to float error; the states are freed after."""
     trainer = Trainer(config(tmp_path, "lora_layers=1", "group_size=4", name="reuse"))
     try:
-        assert trainer.policy.frozen_layers == 1
+        assert trainer.policy.engine.frozen_layers == 1
         reused = trainer.update()
         episodes = trainer.rollout(0)  # (update() frees the states it used)
         assert all(row.frozen_states is not None for e in episodes for row in e.rows if row.token_ids)

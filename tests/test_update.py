@@ -250,11 +250,11 @@ def test_a_shared_prompt_prefix_changes_neither_logprobs_nor_gradients(learner):
     builder = PromptBuilder(prompt_spec("sokoban"), style="act")
     prompts = [builder.build("Push the box.", "#_P_#\n" * (i + 1), ["up", "down"]) for i in range(4)]
     ids, vision = policy.encode(prompts)
-    assert policy.shared_prefix_length(ids, vision) >= 32  # the system message and the example turn
+    assert policy.engine.layout.shared_prefix_length(ids, vision) >= 32  # the system message and the example turn
     sampling = SamplingParams(temperature=1.0, max_new_tokens=6, seed=11)
     runs = {}
     for share in (True, False):
-        policy.share_prefix = share
+        policy.engine.layout.share_prefix = share
         completions = policy.generate(prompts, sampling=sampling)
         rows = [ScoreRow(c.prompt_token_ids, c.token_ids) for c in completions]
         learner.optimizer.zero_grad(set_to_none=True)
@@ -263,7 +263,7 @@ def test_a_shared_prompt_prefix_changes_neither_logprobs_nor_gradients(learner):
         grad = {n: p.grad.detach().clone() for n, p in learner.model.named_parameters() if p.requires_grad}
         learner.optimizer.zero_grad(set_to_none=True)
         runs[share] = (completions, [lp.detach() for lp in logps], grad)
-    policy.share_prefix = True
+    policy.engine.layout.share_prefix = True
     (c_on, lp_on, g_on), (c_off, lp_off, g_off) = runs[True], runs[False]
     assert [c.token_ids for c in c_on] == [c.token_ids for c in c_off]
     for a, b in zip(c_on, c_off, strict=True):
@@ -283,10 +283,10 @@ def test_rows_sharing_a_prefix_pack_into_fewer_micro_batches_with_the_same_gradi
             r.ref_logp = learner.logprobs([r.score], grad=False, reference=True)[0]
     longest = max(r.score.length for r in rows)
     budget = 60 + len(rows) * (longest - 60)  # room for all when the prefix counts once, not otherwise
-    assert learner.shared_prefix([r.score for r in rows]) >= 60
+    assert learner.layout([r.score for r in rows]).shared >= 60
     counts, got = {}, {}
     for share in (False, True):
-        learner.policy.share_prefix = share
+        learner.policy.engine.layout.share_prefix = share
         got[share], _ = grads(learner, rows, SETTINGS, budget=budget)
         learner.token_budget = budget
         counts[share] = len(learner.micro_batches([r.score for r in rows]))

@@ -17,6 +17,7 @@ images). Text-only back ends reject prompts that ask for images.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -108,6 +109,22 @@ class Policy(Protocol):
 
 class ScoringUnsupported(NotImplementedError):
     """This back end cannot re-score tokens teacher-forced (e.g. a remote API)."""
+
+
+def reusing_prefixes(policy: Any) -> contextlib.AbstractContextManager:
+    """``policy.reusing_prefixes()`` where the back end has one (the transformers back end: each shared
+    prompt prefix computed once over ``generate`` calls), else a context that does nothing. Wrap a
+    stretch of sampling in which the weights do not change."""
+    method = getattr(policy, "reusing_prefixes", None)
+    return method() if method is not None else contextlib.nullcontext()
+
+
+def keeping_frozen_states(policy: Any, max_bytes: int) -> contextlib.AbstractContextManager:
+    """``policy.keeping_frozen_states(max_bytes)`` where the back end has it (the transformers back
+    end: sampling keeps each row's hidden states below the first trained layer), else a context that
+    does nothing."""
+    method = getattr(policy, "keeping_frozen_states", None)
+    return method(max_bytes) if method is not None else contextlib.nullcontext()
 
 
 def check_images(

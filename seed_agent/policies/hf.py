@@ -1,6 +1,8 @@
 """The transformers back end: the model, its tokenizer and chat template, and teacher-forced
 scoring, text or VLM. Sampling and the batch layout both passes share live in the generation
-engine (:mod:`seed_agent.policies.engine.generation`), with its speed-ups.
+engine (:mod:`seed_agent.policies.engine.generation`), with its speed-ups: the policy's
+:attr:`~TransformersPolicy.engine` is public, and its switches are set there (``engine.layout``:
+what a batch shares, :mod:`seed_agent.policies.engine.layout`; ``engine.frozen_layers``).
 
 So the log-probs recorded while sampling equal a teacher-forced re-score of the same
 tokens, whatever else is in the batch (tested to 1e-4 in fp32 under ``h`` and
@@ -18,8 +20,12 @@ import torch
 from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import Completion, PromptImages, SamplingParams, check_images, render_chat, to_pil
 from seed_agent.policies.engine.frozen_states import FrozenStates, logprobs_from_states
-from seed_agent.policies.engine.generation import EncodedBatch, GenerationEngine
+from seed_agent.policies.engine.generation import GenerationEngine
 from seed_agent.policies.engine.layout import GroupLayout
+
+#: The engine's types that appear in this back end's public API (the rows a learner scores carry
+#: :class:`FrozenStates`; :class:`GroupLayout` is what ``engine.layout`` answers).
+__all__ = ["FrozenStates", "GroupLayout", "TransformersPolicy"]
 
 #: Chat-template end-of-turn tokens that also end a reply.
 END_OF_TURN_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>")
@@ -33,7 +39,8 @@ class TransformersPolicy:
     and the tokenizer's chat template must accept ``{"type": "image"}`` content parts.
     ``batch_size`` bounds how many sequences go through the model at once. ``share_prefix``:
     rows of a batch that start with the same tokens (the system message, the example turn,
-    the env's rules) compute that prefix once, in sampling and in scoring.
+    the env's rules) compute that prefix once, in sampling and in scoring (the engine's
+    ``layout.share_prefix`` afterwards).
     """
 
     def __init__(
@@ -52,7 +59,8 @@ class TransformersPolicy:
         self.image_token = image_token
         self.batch_size = int(batch_size)
         self.tokens_per_image = int(tokens_per_image)
-        #: Sampling and the batch layout, with the speed-ups (shared prefixes, frozen states).
+        #: Sampling and the batch layout, with the speed-ups (shared prefixes, frozen states); its
+        #: switches are public (:class:`~seed_agent.policies.engine.generation.GenerationEngine`).
         self.engine = GenerationEngine(
             model,
             lambda ids: tokenizer.decode(ids, skip_special_tokens=True),
@@ -147,57 +155,16 @@ class TransformersPolicy:
             out.append(self.image_token * (int(grid.prod()) // merge**2) + piece)
         return "".join(out)
 
-    # ------------------------------------------ the engine's passes
-    def batch(self, sequences: Sequence[Sequence[int]], vision: Sequence[dict[str, torch.Tensor]]) -> EncodedBatch:
-        """Left-pad ``sequences`` and compute their position ids (:meth:`GenerationEngine.batch`)."""
-        return self.engine.batch(sequences, vision)
-
-    def shared_prefix_length(self, sequences: Sequence[Sequence[int]], vision: Sequence[dict], own: int = 1) -> int:
-        """How many leading tokens the rows share and compute once (0: none); see the engine."""
-        return self.engine.shared_prefix_length(sequences, vision, own)
-
-    def group_layout(
-        self,
-        sequences: Sequence[Sequence[int]],
-        vision: Sequence[dict],
-        groups: Sequence[Hashable | None],
-        own: int = 1,
-    ) -> GroupLayout | None:
-        """How rows labelled alike would share their common prefix (None: they would not); see the engine."""
-        return self.engine.group_layout(sequences, vision, groups, own)
-
-    @property
-    def share_groups(self) -> bool:
-        return self.engine.share_groups
-
-    @share_groups.setter
-    def share_groups(self, value: bool) -> None:
-        self.engine.share_groups = bool(value)
-
-    @property
-    def share_prefix(self) -> bool:
-        return self.engine.share_prefix
-
-    @share_prefix.setter
-    def share_prefix(self, value: bool) -> None:
-        self.engine.share_prefix = bool(value)
-
-    @property
-    def frozen_layers(self) -> int:
-        """> 0: the bottom ``frozen_layers`` decoder layers never train (a learner set it), so
-        sampling keeps each row's hidden states entering that layer and scoring may start there."""
-        return self.engine.frozen_layers
-
-    @frozen_layers.setter
-    def frozen_layers(self, value: int) -> None:
-        self.engine.frozen_layers = int(value)
-
+    # ------------------------------------------ the back end's own contexts
     def keeping_frozen_states(self, max_bytes: int) -> contextlib.AbstractContextManager[None]:
-        """Within the context, sampling keeps the rows' frozen states, up to ``max_bytes``."""
+        """Within the context, sampling keeps the rows' frozen states, up to ``max_bytes``
+        (:meth:`GenerationEngine.keeping_frozen_states`; back ends without it are given a context that
+        does nothing by :func:`seed_agent.policies.base.keeping_frozen_states`)."""
         return self.engine.keeping_frozen_states(max_bytes)
 
     def reusing_prefixes(self) -> contextlib.AbstractContextManager[None]:
-        """Within the context (weights unchanged), sampling computes each shared prefix once."""
+        """Within the context (weights unchanged), sampling computes each shared prefix once
+        (:meth:`GenerationEngine.reusing_prefixes`; see :func:`seed_agent.policies.base.reusing_prefixes`)."""
         return self.engine.reusing_prefixes()
 
     # -------------------------------------------------------- generate
@@ -254,9 +221,9 @@ class TransformersPolicy:
         """Per-token log-probs of already encoded rows, in **one** forward pass (the caller sizes
         the batch), under the caller's grad mode. ``vision``: per-row vision inputs from :meth:`encode`.
         ``states``: the rows' :class:`FrozenStates` from sampling; where every row has them, the
-        pass starts at layer ``frozen_layers`` (:meth:`_score_from_states`; ``groups`` unused).
-        ``groups``: a label per row; rows labelled alike compute their common prefix once
-        (:meth:`GenerationEngine.group_layout`; not with images, where every row runs whole)."""
+        pass starts at the engine's layer ``frozen_layers`` (:meth:`_score_from_states`; ``groups``
+        unused). ``groups``: a label per row; rows labelled alike compute their common prefix once
+        (:meth:`BatchLayout.group_layout`; not with images, where every row runs whole)."""
         vision = list(vision) if vision is not None else [{} for _ in prompt_ids]
         stack = self.engine.frozen_stack(vision) if states is not None and all(s is not None for s in states) else None
         if stack is not None:
@@ -271,14 +238,6 @@ class TransformersPolicy:
         token_lp = torch.log_softmax(logits, dim=-1).gather(-1, targets[..., None])[..., 0]
         return [token_lp[row, token_lp.shape[1] - len(c) :] for row, c in enumerate(completions)]
 
-    def states_of(
-        self, prompt_ids: Sequence[Sequence[int]], completions: Sequence[Sequence[int]]
-    ) -> list[FrozenStates] | None:
-        """The rows' hidden states below the first trained layer, from a pass over the frozen
-        layers only (:meth:`GenerationEngine.states_of`): passes over them may then start there.
-        None where no layer is frozen."""
-        return self.engine.states_of(prompt_ids, completions)
-
     def _score_from_states(
         self,
         stack: Any,
@@ -287,19 +246,21 @@ class TransformersPolicy:
         states: Sequence[FrozenStates],
         temperature: float,
     ) -> list[torch.Tensor]:
-        """:meth:`score_ids` from the sampler's states below layer ``frozen_layers``: each row runs
+        """:meth:`score_ids` from the sampler's states below the engine's ``frozen_layers``: each row runs
         as ``prompt + completion[:-1]`` (the last token predicts nothing) through the layers above,
         with the same shared prefix and layout as the full pass."""
+        engine = self.engine
         sequences = [list(p) + list(c[:-1]) for p, c in zip(prompt_ids, completions, strict=True)]
         for sequence, state in zip(sequences, states, strict=True):
-            if len(state) != len(sequence) or state.layer != self.frozen_layers:
+            if len(state) != len(sequence) or state.layer != engine.frozen_layers:
                 raise ValueError(
                     f"frozen states of {len(state)} tokens at layer {state.layer} for a row of {len(sequence)} "
-                    f"tokens at layer {self.frozen_layers}: they belong to another row or model"
+                    f"tokens at layer {engine.frozen_layers}: they belong to another row or model"
                 )
-        shared = self.shared_prefix_length(sequences, [{} for _ in sequences], own=max(len(c) for c in completions))
+        own = max(len(c) for c in completions)
+        shared = engine.layout.shared_prefix_length(sequences, [{} for _ in sequences], own=own)
         return logprobs_from_states(
-            stack, self.frozen_layers, states, completions, shared, temperature, self.engine.cache_arg
+            stack, engine.frozen_layers, states, completions, shared, temperature, engine.cache_arg
         )
 
     @torch.inference_mode()

@@ -28,8 +28,7 @@ from typing import Any
 import torch
 
 from seed_agent.agent import LLMAgent
-from seed_agent.policies.base import Policy, SamplingParams
-from seed_agent.policies.engine.prefix_store import reusing_prefixes
+from seed_agent.policies.base import Policy, SamplingParams, reusing_prefixes
 from seed_agent.prompts import PromptBuilder
 from seed_envs.vector import make_vec
 from seed_rl.progress import bar

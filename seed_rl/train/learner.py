@@ -29,8 +29,7 @@ import torch
 
 from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import PromptImages
-from seed_agent.policies.engine.frozen_states import FrozenStates
-from seed_agent.policies.hf import TransformersPolicy
+from seed_agent.policies.hf import FrozenStates, GroupLayout, TransformersPolicy
 from seed_rl.train.distributed import max_over_processes, sum_gradients, whole
 from seed_rl.train.memory import (
     GLIBC_SLACK,
@@ -59,7 +58,7 @@ class ScoreRow:
     #: passes over this row may start there.
     states: FrozenStates | None = None
     #: Rows of one group (the steps of one episode under ``h_skill``) compute their common prefix
-    #: once (:meth:`TransformersPolicy.group_layout`); None: a group of its own.
+    #: once (the engine's ``layout.group_layout``); None: a group of its own.
     group: Hashable | None = None
 
     @property
@@ -140,7 +139,7 @@ class Learner:
                 )
                 self.peft_model = get_peft_model(model, config)  # injects the adapters into `model` itself
             if reuse_frozen_states and 0 < settings.layers < total and not fsdp:
-                policy.frozen_layers = total - settings.layers
+                policy.engine.frozen_layers = total - settings.layers
             training = Training.lora(shape, settings.targets, settings.rank, settings.layers)
         else:
             self.peft_model = None
@@ -159,7 +158,7 @@ class Learner:
         self.fsdp = bool(fsdp)
         if self.fsdp:
             shard_model(model)
-            policy.share_prefix = False  # its extra prefix pass would break the processes' lockstep
+            policy.engine.layout.share_prefix = False  # its extra prefix pass would break the processes' lockstep
         self.trainable = [p for p in model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(self.trainable, lr=lr, weight_decay=weight_decay)
         self.optimizer_steps = 0
@@ -277,20 +276,25 @@ class Learner:
 
     def micro_batches(self, rows: Sequence[ScoreRow], *, grad: bool = True) -> list[list[int]]:
         """Row indices per micro-batch: ``token_budget`` bounds the tokens each computes (a prefix
-        every row shares counts once), and :meth:`micro_batch_tokens` their padded size."""
+        every row shares, or a group of rows shares, counts once: :meth:`layout`), and
+        :meth:`micro_batch_tokens` their padded size."""
         if self.micro_batch_rows:
             n = self.micro_batch_rows
             return [list(range(start, min(start + n, len(rows)))) for start in range(0, len(rows), n)]
         lengths = [row.length for row in rows]
-        shared = self.shared_prefix(rows)
-        if shared:  # many rows fit the token budget: bound their padded size by memory, with
+        layout = self.layout(rows)
+        if layout.shared:  # many rows fit the token budget: bound their padded size by memory, with
             # room for glibc's slack where there is (the faster allocator setting then stays)
             fit = self.memory_tokens(rows, grad=grad)
             if fit is not None and not self.returning_freed_memory:
                 fit = min(fit, max(self._tokens_within_slack(rows, grad), max(lengths)))
-            groups, ends = self.group_layout(rows)
             batches = pack_by_tokens(
-                lengths, self.token_budget, shared=shared, padded_cap=fit, groups=groups, ends=ends
+                lengths,
+                self.token_budget,
+                shared=layout.shared,
+                padded_cap=fit,
+                groups=layout.group_of_rows(),
+                ends=layout.ends,
             )
         else:
             batches = pack_by_tokens(lengths, self.micro_batch_tokens(rows, grad=grad))
@@ -298,28 +302,18 @@ class Learner:
         self._return_freed_memory_if_tight(rows, padded, grad)
         return batches
 
-    def shared_prefix(self, rows: Sequence[ScoreRow]) -> int:
-        """How many leading tokens all ``rows`` share and the policy computes once (0: none)."""
+    def layout(self, rows: Sequence[ScoreRow]) -> GroupLayout:
+        """How the policy's engine lays a pass over all ``rows`` out (the engine's
+        ``layout.of_rows``): the prefix every row shares (``shared``, 0: none) and, where rows of
+        one group share more, each row's group and where its own tokens begin. For packing
+        (:func:`pack_by_tokens`): an estimate over all ``rows``, since each micro-batch's pass lays
+        its own rows out."""
         if not rows:
-            return 0
+            return GroupLayout(0, (), ())
         own = max(len(row.token_ids) for row in rows) + 1
         sequences = [row.prompt_ids + row.token_ids for row in rows]
-        return self.policy.shared_prefix_length(sequences, [row.vision for row in rows], own=own)
-
-    def group_layout(self, rows: Sequence[ScoreRow]) -> tuple[list[Hashable] | None, list[int] | None]:
-        """Each row's group label, and where its own tokens begin after its group's common prefix,
-        for packing (:func:`pack_by_tokens`); ``(None, None)`` where the rows share no group prefix
-        worth a pass. An estimate over all ``rows``: each micro-batch's pass lays its own rows out."""
-        labels = [row.group for row in rows]
-        if all(label is None for label in labels):
-            return None, None
-        own = max(len(row.token_ids) for row in rows) + 1
-        sequences = [row.prompt_ids + row.token_ids for row in rows]
-        layout = self.policy.group_layout(sequences, [row.vision for row in rows], labels, own=own)
-        if layout is None:
-            return None, None
-        groups: list[Hashable] = layout.group_of_rows()
-        return groups, list(layout.ends)
+        vision = [row.vision for row in rows]
+        return self.policy.engine.layout.of_rows(sequences, vision, [row.group for row in rows], own=own)
 
     def micro_batch_tokens(self, rows: Sequence[ScoreRow], *, grad: bool = True) -> int:
         """The padded-token budget of a micro-batch of ``rows`` that shares no prefix: ``token_budget``,

@@ -1,10 +1,13 @@
-"""Micro-batches of rows bounded by the tokens their pass computes (:func:`pack_by_tokens`)."""
+"""Micro-batches of rows bounded by the tokens their pass computes (:func:`pack_by_tokens`).
+
+What a pass computes follows the layout the policy's engine gives the rows
+(``seed_agent/policies/engine/layout.py``): ``[batch prefix | group segment | own tokens]``, each
+part padded to its longest (:func:`grouped_cost`, :func:`grouped_padded`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-
-from seed_agent.policies.engine.layout import grouped_cost, grouped_padded
 
 
 def pack_by_tokens(
@@ -67,3 +70,20 @@ def pack_by_tokens(
     if current:
         batches.append(current)
     return batches
+
+
+def grouped_cost(lengths: Sequence[int], ends: Sequence[int], groups: Sequence[Hashable], shared: int) -> int:
+    """Tokens a grouped pass over rows of ``lengths`` computes: the batch prefix once, each group's
+    segment once (padded to the longest), each row's own part (padded to the longest). With every
+    row its own group and ``ends == shared`` it is the ungrouped cost ``shared + n * (L - shared)``."""
+    segment = max(end - shared for end in ends)
+    own = max(length - end for length, end in zip(lengths, ends, strict=True))
+    return shared + len(set(groups)) * segment + len(lengths) * own
+
+
+def grouped_padded(lengths: Sequence[int], ends: Sequence[int], shared: int) -> int:
+    """Padded tokens a grouped pass over rows of ``lengths`` holds keys and values for (every row
+    reads the batch prefix, the longest segment and the longest own part)."""
+    segment = max(end - shared for end in ends)
+    own = max(length - end for length, end in zip(lengths, ends, strict=True))
+    return len(lengths) * (shared + segment + own)

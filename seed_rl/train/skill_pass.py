@@ -298,8 +298,8 @@ def teacher_logprobs(
 
     The rows of an episode are one group: what they share under ``h_skill`` (the prompt through
     the skill, and the history where it is the same) runs once per episode, in the same batched
-    pass as the other episodes (:mod:`seed_agent.policies.engine.layout`; the policy's
-    ``share_groups``). Rows with images, and passes under FSDP (no shared prefix there), run
+    pass as the other episodes (:mod:`seed_agent.policies.engine.layout`; the engine's
+    ``layout.share_groups``). Rows with images, and passes under FSDP (no shared prefix there), run
     every row whole."""
     todo = teacher_rows(learner, episodes, skills, places, encode, max_prompt_tokens=max_prompt_tokens)
     with bar(len(todo.rows), "teacher", show_progress) as progress:

@@ -89,7 +89,7 @@ def pair_rows(
         reply_ids = policy.tokenizer(reply + end, add_special_tokens=False)["input_ids"]
         rows.append(ScoreRow(ids, reply_ids, vision))
     if reuse_frozen_states and not any(r.vision for r in rows):
-        states = policy.states_of([r.prompt_ids for r in rows], [r.token_ids for r in rows])
+        states = policy.engine.states_of([r.prompt_ids for r in rows], [r.token_ids for r in rows])
         if states is not None:
             rows = [replace(r, states=s) for r, s in zip(rows, states, strict=True)]
     return rows

@@ -38,8 +38,7 @@ import yaml
 
 from seed_agent.agent import LLMAgent
 from seed_agent.models import resolve_device, resolve_dtype
-from seed_agent.policies.engine.frozen_states import keeping_frozen_states
-from seed_agent.policies.engine.prefix_store import reusing_prefixes
+from seed_agent.policies.base import keeping_frozen_states, reusing_prefixes
 from seed_agent.prompts import PromptBuilder
 from seed_agent.skills import SkillLibrary, SkillResult
 from seed_envs.vector import make_vec
@@ -139,8 +138,8 @@ class Trainer:
             torch.set_num_threads(cfg.threads)
         torch.manual_seed(cfg.seed)
         self.policy = run_policy(cfg)
-        self.policy.share_prefix = cfg.share_prefix
-        self.policy.share_groups = cfg.share_episode_prefix
+        self.policy.engine.layout.share_prefix = cfg.share_prefix
+        self.policy.engine.layout.share_groups = cfg.share_episode_prefix
         self.warm_start_report: dict[str, Any] | None = None
         if cfg.warm_start != "none":
             from seed_rl.train.warm_start import run_warm_start

@@ -78,7 +78,7 @@ def test_padding_matters_so_the_agreement_test_can_fail(tiny_llama_policy):
     h = prompts(3)
     completions = policy.generate(h, sampling=SamplingParams(max_new_tokens=8, seed=0))
     ids, _ = policy.encode(h)
-    batch = policy.batch([p + c.token_ids for p, c in zip(ids, completions, strict=True)], [{}] * 3)
+    batch = policy.engine.batch([p + c.token_ids for p, c in zip(ids, completions, strict=True)], [{}] * 3)
     with torch.no_grad():
         logits = policy.model(
             input_ids=batch.input_ids,
@@ -167,7 +167,7 @@ def test_vlm_needs_its_3d_positions(tiny_vl_policy):
     images = [[f] for f in frames(2)]
     completions = policy.generate(h, images=images, sampling=SamplingParams(max_new_tokens=6, seed=4))
     ids, vision = policy.encode(h, images)
-    batch = policy.batch([p + c.token_ids for p, c in zip(ids, completions, strict=True)], vision)
+    batch = policy.engine.batch([p + c.token_ids for p, c in zip(ids, completions, strict=True)], vision)
     assert batch.position_ids.dim() == 3
     flat = (batch.attention_mask.cumsum(-1) - 1).clamp(min=0)
     with torch.no_grad():

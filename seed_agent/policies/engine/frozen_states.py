@@ -227,10 +227,3 @@ def logprobs_from_states(
         targets[row, keep - len(c) :] = torch.tensor(list(c), dtype=torch.long, device=logits.device)
     token_lp = torch.log_softmax(logits.float() / temperature, dim=-1).gather(-1, targets[..., None])[..., 0]
     return [token_lp[row, keep - len(c) :] for row, c in enumerate(completions)]
-
-
-def keeping_frozen_states(policy: Any, max_bytes: int) -> contextlib.AbstractContextManager:
-    """``policy.keeping_frozen_states(max_bytes)`` where the back end has it (the transformers back
-    end), else a context that does nothing."""
-    method = getattr(policy, "keeping_frozen_states", None)
-    return method(max_bytes) if method is not None else contextlib.nullcontext()

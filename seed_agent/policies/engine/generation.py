@@ -15,11 +15,13 @@ that positions and log-probs are exactly the ones scored.
 
 The speed-ups, each switched here and nowhere else:
 
-- ``share_prefix``: rows that start with the same tokens compute that prefix once, in sampling
-  and in scoring (:meth:`GenerationEngine.prefix_forward`);
-- ``share_groups``: in scoring, rows labelled as one group (the steps of an episode under
-  ``h_skill``) also compute their common prefix past the batch's once
-  (:mod:`seed_agent.policies.engine.layout`);
+- ``layout.share_prefix``: rows that start with the same tokens compute that prefix once, in
+  sampling and in scoring (:meth:`GenerationEngine.prefix_forward`);
+- ``layout.share_groups``: in scoring, rows labelled as one group (the steps of an episode under
+  ``h_skill``) also compute their common prefix past the batch's once;
+
+both answered by :attr:`GenerationEngine.layout` (:mod:`seed_agent.policies.engine.layout`), which
+alone decides what a batch shares;
 - :meth:`GenerationEngine.reusing_prefixes`: within it, sampling keeps each shared prefix over
   calls (:mod:`seed_agent.policies.engine.prefix_store`);
 - :meth:`GenerationEngine.keeping_frozen_states`: within it, sampling keeps each row's hidden
@@ -41,12 +43,10 @@ import torch
 
 from seed_agent.policies.base import Completion, SamplingParams
 from seed_agent.policies.engine.frozen_states import FrozenStates, capture_inputs, decoder_stack, row_states
-from seed_agent.policies.engine.layout import GroupLayout, common_prefix_length, group_layout
+from seed_agent.policies.engine.layout import MIN_SHARED_PREFIX, BatchLayout, GroupLayout
 from seed_agent.policies.engine.prefix_store import PrefixStore, SharedPrefix
 from seed_agent.policies.engine.sampling import cut_after_stop, penalise_repeats, sample_tokens
 
-#: A prefix shorter than this is not worth a pass of its own.
-MIN_SHARED_PREFIX = 32
 #: Rows per pass of :meth:`GenerationEngine.states_of`.
 STATES_ROWS = 8
 
@@ -63,7 +63,11 @@ class EncodedBatch:
 
 class GenerationEngine:
     """Batched passes of ``model`` (see the module docstring): the layout, shared prefixes, frozen
-    states, and sampling. ``decode`` turns token ids into text (for stop strings and replies)."""
+    states, and sampling. ``decode`` turns token ids into text (for stop strings and replies).
+
+    Its public switches: :attr:`layout` (what a batch shares: ``layout.share_prefix``,
+    ``layout.share_groups``), :attr:`frozen_layers`, and the contexts :meth:`reusing_prefixes` and
+    :meth:`keeping_frozen_states`."""
 
     def __init__(
         self,
@@ -80,10 +84,9 @@ class GenerationEngine:
         self.pad_id = pad_id
         self.eos_ids = eos_ids
         self.image_token_id = image_token_id
-        self.share_prefix = bool(share_prefix)
-        #: Rows a scoring pass labels alike (the steps of one episode under ``h_skill``) also compute
-        #: their common prefix past the batch's once (:mod:`~seed_agent.policies.engine.layout`).
-        self.share_groups = True
+        #: What a batch shares, and whether: the one owner of the layout questions
+        #: (:class:`~seed_agent.policies.engine.layout.BatchLayout`).
+        self.layout = BatchLayout(share_prefix=share_prefix)
         #: > 0: the bottom ``frozen_layers`` decoder layers never train (a learner set it), so
         #: sampling keeps each row's hidden states entering layer ``frozen_layers``
         #: (``Completion.frozen_states``) and scoring may start there.
@@ -155,35 +158,6 @@ class GenerationEngine:
         return self.model(**kwargs)
 
     # --------------------------------------------------- shared prefixes
-    def shared_prefix_length(self, sequences: Sequence[Sequence[int]], vision: Sequence[dict], own: int = 1) -> int:
-        """How many leading tokens every sequence shares, when that is worth computing once: at
-        least :data:`MIN_SHARED_PREFIX` tokens, more than one row, no images, and sharing on.
-        Each sequence keeps at least ``own`` tokens of its own (those whose logits are read).
-        0 means "do not share"."""
-        if not self.share_prefix or len(sequences) < 2 or any(vision):
-            return 0
-        n = common_prefix_length(sequences, min(len(s) for s in sequences) - own)
-        return n if n >= MIN_SHARED_PREFIX else 0
-
-    def group_layout(
-        self,
-        sequences: Sequence[Sequence[int]],
-        vision: Sequence[dict],
-        groups: Sequence[Hashable | None],
-        own: int = 1,
-    ) -> GroupLayout | None:
-        """How rows labelled alike in ``groups`` would share their common prefix past the batch's
-        (:mod:`~seed_agent.policies.engine.layout`); None where that is not worth a pass of
-        its own, where the batch shares no prefix (so never with images, nor with sharing off), or
-        where ``share_groups`` is off. Each row keeps at least ``own`` tokens of its own."""
-        labelled = [g for g in groups if g is not None]
-        if not self.share_groups or len(set(labelled)) == len(labelled):  # no two rows labelled alike
-            return None
-        shared = self.shared_prefix_length(sequences, vision, own)
-        if not shared:
-            return None
-        return group_layout(sequences, groups, shared, own, MIN_SHARED_PREFIX)
-
     def prefix_forward(
         self,
         sequences: Sequence[Sequence[int]],
@@ -194,14 +168,15 @@ class GenerationEngine:
         groups: Sequence[Hashable | None] | None = None,
     ) -> tuple[Any, EncodedBatch]:
         """The first forward pass over left-padded ``sequences``. With a shared prefix of ``P`` tokens
-        (see :meth:`shared_prefix_length`) the prefix runs once (:meth:`shared_prefix`, or given as
+        (:meth:`BatchLayout.shared_prefix_length`) the prefix runs once (:meth:`shared_prefix`, or given as
         ``prefix``), its keys and values are repeated for every row, and the rows' own tokens run
         after it, laid out ``[prefix | padding | own tokens]`` with positions counted over real
         tokens: the same attention, positions and logits as the unshared pass, to float error.
         Gradients flow into the prefix from every row. ``groups`` (a label per row): rows labelled
-        alike also compute their common prefix past ``P`` once (:meth:`group_layout`,
+        alike also compute their common prefix past ``P`` once (:meth:`BatchLayout.group_layout`,
         :meth:`_grouped_forward`). Returns the output and the batch of the rows' own tokens."""
-        layout = self.group_layout(sequences, vision, groups, logits_to_keep) if groups and prefix is None else None
+        grouped = groups and prefix is None
+        layout = self.layout.group_layout(sequences, vision, groups, logits_to_keep) if grouped else None
         prefix = prefix if prefix is not None else self.shared_prefix(sequences, vision, logits_to_keep)
         if layout is not None:  # (its batch prefix is ``prefix``: both from shared_prefix_length)
             return self._grouped_forward(sequences, prefix, layout, logits_to_keep)
@@ -244,7 +219,7 @@ class GenerationEngine:
         """The prefix every row shares, with its keys and values (a cache for one row). When
         ``sampling``, also its hidden states entering layer ``frozen_layers`` (where that is set),
         and within :meth:`reusing_prefixes` a prefix computed before is taken from the store."""
-        shared = self.shared_prefix_length(sequences, vision, own=logits_to_keep)
+        shared = self.layout.shared_prefix_length(sequences, vision, own=logits_to_keep)
         if not shared:
             return SharedPrefix(0)
         ids = tuple(sequences[0][:shared])
@@ -326,7 +301,7 @@ class GenerationEngine:
             return None
         sequences = [list(p) + list(c[:-1]) for p, c in zip(prompt_ids, completions, strict=True)]
         first_trained = stack.layers[self.frozen_layers]
-        shared = self.shared_prefix_length(sequences, [{} for _ in sequences])
+        shared = self.layout.shared_prefix_length(sequences, [{} for _ in sequences])
         prefix_cache = None
         prefix_states = torch.zeros((0, stack.config.hidden_size), dtype=stack.head.weight.dtype, device=self.device)
         if shared:

@@ -1,9 +1,16 @@
-"""Prefixes shared within groups of rows, on top of the prefix every row of a batch shares.
+"""How the engine lays a batch out: the prefix every row shares, and the prefixes shared within
+groups of rows on top of it. :class:`BatchLayout` answers both questions, for sampling and scoring
+alike, and holds their switches; nothing else in the project asks them.
 
-SEED's teacher pass scores every step of an episode under ``h_skill``: the steps of one episode
-read the same system message, example and rules (the prefix the whole batch shares), then the same
-task line and skill (and, where the history does not slide, the same history), and only then
-their own observation, actions and reply. A grouped pass computes each part once:
+**The prefix every row shares** (``share_prefix``): rows that start with the same tokens (the system
+message, the example turn, the env's rules) compute them once, where that is worth a pass of its
+own: at least :data:`MIN_SHARED_PREFIX` tokens, more than one row, and no images.
+
+**Prefixes shared within groups** (``share_groups``): SEED's teacher pass scores every step of an
+episode under ``h_skill``: the steps of one episode read the same system message, example and rules
+(the prefix the whole batch shares), then the same task line and skill (and, where the history does
+not slide, the same history), and only then their own observation, actions and reply. A grouped
+pass computes each part once:
 
     [ batch prefix (once) | group segment (once per group) | the row's own tokens ]
 
@@ -22,6 +29,66 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+
+#: A prefix shorter than this is not worth a pass of its own.
+MIN_SHARED_PREFIX = 32
+
+
+class BatchLayout:
+    """The engine's answers to the layout questions of a batch, with their switches.
+
+    ``share_prefix``: rows that start alike compute that prefix once (:meth:`shared_prefix_length`).
+    ``share_groups``: rows labelled alike also compute their common prefix past the batch's once
+    (:meth:`group_layout`). Both on by default."""
+
+    def __init__(self, share_prefix: bool = True, share_groups: bool = True) -> None:
+        self.share_prefix = bool(share_prefix)
+        self.share_groups = bool(share_groups)
+
+    def shared_prefix_length(self, sequences: Sequence[Sequence[int]], vision: Sequence[dict], own: int = 1) -> int:
+        """How many leading tokens every sequence shares, when that is worth computing once: at
+        least :data:`MIN_SHARED_PREFIX` tokens, more than one row, no images, and sharing on.
+        Each sequence keeps at least ``own`` tokens of its own (those whose logits are read).
+        0 means "do not share"."""
+        if not self.share_prefix or len(sequences) < 2 or any(vision):
+            return 0
+        n = common_prefix_length(sequences, min(len(s) for s in sequences) - own)
+        return n if n >= MIN_SHARED_PREFIX else 0
+
+    def group_layout(
+        self,
+        sequences: Sequence[Sequence[int]],
+        vision: Sequence[dict],
+        groups: Sequence[Hashable | None],
+        own: int = 1,
+    ) -> GroupLayout | None:
+        """How rows labelled alike in ``groups`` share their common prefix past the batch's (see the
+        module docstring); None where that is not worth a pass of its own, where the batch shares no
+        prefix (so never with images, nor with sharing off), or where ``share_groups`` is off. Each
+        row keeps at least ``own`` tokens of its own."""
+        labelled = [g for g in groups if g is not None]
+        if not self.share_groups or len(set(labelled)) == len(labelled):  # no two rows labelled alike
+            return None
+        shared = self.shared_prefix_length(sequences, vision, own)
+        if not shared:
+            return None
+        return group_layout(sequences, groups, shared, own, MIN_SHARED_PREFIX)
+
+    def of_rows(
+        self,
+        sequences: Sequence[Sequence[int]],
+        vision: Sequence[dict],
+        groups: Sequence[Hashable | None],
+        own: int = 1,
+    ) -> GroupLayout:
+        """The layout a pass over these rows takes, always given: :meth:`group_layout` where rows
+        share a group prefix, else each row a group of its own after the prefix every row shares
+        (``shared`` 0: none)."""
+        grouped = self.group_layout(sequences, vision, groups, own)
+        if grouped is not None:
+            return grouped
+        shared = self.shared_prefix_length(sequences, vision, own)
+        return GroupLayout(shared, tuple((row,) for row in range(len(sequences))), (shared,) * len(sequences))
 
 
 def common_prefix_length(sequences: Sequence[Sequence[int]], limit: int) -> int:
@@ -81,20 +148,3 @@ def group_layout(
         for row in rows:
             ends[row] = max(shared, common[g] if g in common else len(sequences[row]) - width)
     return GroupLayout(shared, tuple(groups), tuple(ends))
-
-
-def grouped_cost(lengths: Sequence[int], ends: Sequence[int], groups: Sequence[Hashable], shared: int) -> int:
-    """Tokens a grouped pass over rows of ``lengths`` computes: the batch prefix once, each group's
-    segment once (padded to the longest), each row's own part (padded to the longest). With every
-    row its own group and ``ends == shared`` it is the ungrouped cost ``shared + n * (L - shared)``."""
-    segment = max(end - shared for end in ends)
-    own = max(length - end for length, end in zip(lengths, ends, strict=True))
-    return shared + len(set(groups)) * segment + len(lengths) * own
-
-
-def grouped_padded(lengths: Sequence[int], ends: Sequence[int], shared: int) -> int:
-    """Padded tokens a grouped pass over rows of ``lengths`` holds keys and values for (every row
-    reads the batch prefix, the longest segment and the longest own part)."""
-    segment = max(end - shared for end in ends)
-    own = max(length - end for length, end in zip(lengths, ends, strict=True))
-    return len(lengths) * (shared + segment + own)

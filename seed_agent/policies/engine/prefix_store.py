@@ -1,14 +1,13 @@
 """Shared prompt prefixes kept between sampling calls while the weights stay the same.
 
 Every turn of a rollout starts with the same system message, example turn and rules (412 of the
-about 560 tokens of a Sokoban prompt). Within ``TransformersPolicy.reusing_prefixes`` (a rollout,
+about 560 tokens of a Sokoban prompt). Within ``GenerationEngine.reusing_prefixes`` (a rollout,
 an evaluation) that prefix runs once instead of once per ``generate`` call; each use gets its own
 copy of the keys and values, since the rows' pass extends and repeats them in place.
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -72,10 +71,3 @@ class PrefixStore:
         self._entries.move_to_end(ids)
         while len(self._entries) > self.capacity:
             self._entries.popitem(last=False)
-
-
-def reusing_prefixes(policy: Any) -> contextlib.AbstractContextManager:
-    """``policy.reusing_prefixes()`` where the back end has one (the transformers back end), else a
-    context that does nothing. Wrap a stretch of sampling in which the weights do not change."""
-    method = getattr(policy, "reusing_prefixes", None)
-    return method() if method is not None else contextlib.nullcontext()
