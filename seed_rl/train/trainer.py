@@ -190,18 +190,7 @@ class Trainer:
         self.task_count = train_task_pool(cfg, self.vec.call("task_count", cfg.split, env_ids=[0])[0])
         self.analyzer = run_analyzer_settings(cfg)
         self.external = external_analyzer(cfg.analyzer) if is_external_analyzer(cfg.analyzer) else None
-        self.losses = LossSettings(
-            clip_low=cfg.clip_low,
-            clip_high=cfg.clip_high,
-            kl_coef=cfg.kl_coef,
-            lambda_opd=cfg.lambda_opd if cfg.algo == "seed" else 0.0,
-            beta_opd=cfg.beta_opd,
-            temperature=cfg.temperature,
-            is_cap=cfg.is_cap,
-            is_mode=cfg.is_mode,
-            loss_agg=cfg.loss_agg,
-            correct_sampler=self.rescores,
-        )
+        self.losses = LossSettings.from_config(cfg)
         self.library = SkillLibrary()
         self.update_index = 0
         self.log = (
@@ -269,24 +258,17 @@ class Trainer:
             truncate_episodes(self.run_dir, self.update_index)
 
     @property
-    def rescores(self) -> bool:
-        """Old log-probs are re-scored on the learner where the sampler may differ from it."""
-        cfg = self.cfg
-        differs = cfg.dtype != "float32" or cfg.rollout_engine == "vllm"
-        return cfg.rescore == "always" or (cfg.rescore == "auto" and differs)
-
-    @property
     def rescore_pass(self) -> bool:
         """Whether re-scoring takes a pass of its own. Not where the update takes one optimizer step:
         there each row's pass with gradient, before that step, gives its old log-probs
         (:class:`~seed_rl.train.update.TrainRow` ``old_from_pass``)."""
-        return self.rescores and self.cfg.minibatches * self.cfg.epochs > 1
+        return self.cfg.rescores and self.cfg.minibatches * self.cfg.epochs > 1
 
     @property
     def row_passes(self) -> RowPasses:
         """The passes phase 4 runs beside the rollout's log-probs (:func:`~seed_rl.train.train_rows.train_rows`)."""
         return RowPasses(
-            rescores=self.rescores,
+            rescores=self.cfg.rescores,
             rescore_pass=self.rescore_pass,
             reference=self.cfg.kl_coef > 0,
             max_prompt_tokens=self.max_prompt_tokens,

@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 from seed_rl.algo.losses import seed_loss, token_weight, truncated_is_weights
+from seed_rl.config import TrainConfig
 from seed_rl.train.distributed import is_distributed, sum_dicts_over_processes, sum_over_processes
 from seed_rl.train.learner import Learner, ScoreRow
 
@@ -64,6 +65,9 @@ class TrainRow:
 
 @dataclass(frozen=True)
 class LossSettings:
+    """The terms of :func:`~seed_rl.algo.losses.seed_loss` and how its tokens are weighed
+    (:meth:`from_config`: a run's)."""
+
     clip_low: float = 0.2
     clip_high: float = 0.2
     kl_coef: float = 0.01
@@ -76,6 +80,23 @@ class LossSettings:
     loss_agg: str = "token-mean"
     #: Apply the truncated importance-sampling correction (the sampler differs from the learner).
     correct_sampler: bool = False
+
+    @classmethod
+    def from_config(cls, cfg: TrainConfig) -> LossSettings:
+        """A run's loss: its config's loss keys, OPD only under ``algo=seed``, and the sampler
+        correction where old log-probs are re-scored on the learner (``cfg.rescores``)."""
+        return cls(
+            clip_low=cfg.clip_low,
+            clip_high=cfg.clip_high,
+            kl_coef=cfg.kl_coef,
+            lambda_opd=cfg.lambda_opd if cfg.algo == "seed" else 0.0,
+            beta_opd=cfg.beta_opd,
+            temperature=cfg.temperature,
+            is_cap=cfg.is_cap,
+            is_mode=cfg.is_mode,
+            loss_agg=cfg.loss_agg,
+            correct_sampler=cfg.rescores,
+        )
 
 
 def trains(row: TrainRow, s: LossSettings) -> bool:
