@@ -23,8 +23,8 @@ from pathlib import Path
 from seed_agent.models import load_named_policy
 from seed_rl.config import load_config
 from seed_rl.stats import proportion_ci
-from seed_rl.train.run_setup import run_analyzer_settings
 from seed_rl.train.sft import analyzer_parse_rate, held_out_episodes, run_stage1
+from seed_rl.train.skill_pass import AnalyzerSettings
 
 
 def measure(policy, episodes, settings) -> dict:
@@ -47,7 +47,7 @@ def main() -> None:
     rows = []
     for prefill in (True, False):
         cfg = replace(base, analyzer_prefill=prefill)
-        settings = replace(run_analyzer_settings(cfg), failed_only=False)
+        settings = replace(AnalyzerSettings.from_config(cfg), failed_only=False)
         policy = load_named_policy(cfg.model)
         before = measure(policy, episodes, settings)
         with tempfile.TemporaryDirectory() as run_dir:

@@ -30,6 +30,7 @@ import torch
 from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import PromptImages
 from seed_agent.policies.hf import FrozenStates, GroupLayout, TransformersPolicy
+from seed_rl.config import TrainConfig
 from seed_rl.train.distributed import max_over_processes, sum_gradients, whole
 from seed_rl.train.memory import (
     GLIBC_SLACK,
@@ -76,6 +77,11 @@ class LoraSettings:
     targets: tuple[str, ...] = DEFAULT_LORA_TARGETS
     dropout: float = 0.0
     layers: int = 0
+
+    @classmethod
+    def from_config(cls, cfg: TrainConfig) -> LoraSettings:
+        """A run's adapters (rank, alpha, target modules, the top layers they go in)."""
+        return cls(cfg.lora_rank, cfg.lora_alpha, tuple(cfg.lora_targets), layers=cfg.lora_layers)
 
 
 class Learner:

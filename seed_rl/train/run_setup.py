@@ -1,5 +1,7 @@
-"""How a run builds its parts from its config: env keywords, the prompt builder, sampling and
-LoRA settings; shared by play, training, Stage 1 and evaluation."""
+"""How a run builds its parts from its config: env keywords, the prompt builder, the policy and
+sampling; shared by play, training, Stage 1 and evaluation. (The settings of one part are that
+part's own: ``LoraSettings.from_config``, ``AnalyzerSettings.from_config``,
+``LossSettings.from_config``.)"""
 
 from __future__ import annotations
 
@@ -16,8 +18,6 @@ from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import SamplingParams
 from seed_agent.prompts import PromptBuilder, prompt_spec
 from seed_rl.config import ConfigError, TrainConfig
-from seed_rl.train.learner import LoraSettings
-from seed_rl.train.skill_pass import AnalyzerSettings
 
 
 def env_kwargs(env_id: str, split: str, visual: bool, extra: dict[str, Any]) -> dict[str, Any]:
@@ -159,20 +159,3 @@ def eval_sampling(cfg: TrainConfig, temperature: float | None = None) -> Samplin
     ``temperature`` overrides the config's, as ``seed eval --temperature`` does."""
     chosen = cfg.eval_temperature if temperature is None else temperature
     return run_sampling(cfg, temperature=chosen)
-
-
-def run_lora_settings(cfg: TrainConfig) -> LoraSettings:
-    """The run's LoRA adapters (rank, alpha, target modules, the top layers they go in)."""
-    return LoraSettings(cfg.lora_rank, cfg.lora_alpha, tuple(cfg.lora_targets), layers=cfg.lora_layers)
-
-
-def run_analyzer_settings(cfg: TrainConfig) -> AnalyzerSettings:
-    """How the run's analyzer writes skills: length cap, prefill, step skills, repetition penalty."""
-    return AnalyzerSettings(
-        max_new_tokens=cfg.analyzer_max_new_tokens,
-        prefill=cfg.analyzer_prefill,
-        step_skills=cfg.step_skills,
-        failed_only=cfg.failed_only,
-        visual=cfg.visual,
-        repetition_penalty=cfg.analyzer_repetition_penalty,
-    )

@@ -130,8 +130,7 @@ def stage_adapters(cfg: TrainConfig, run: Path | None = None) -> list[tuple[str,
 def merge_cached_adapters(cfg: TrainConfig, policy: Any, run: Path | None = None) -> None:
     """Merge the run's warm-start and Stage-1 adapters (where it used them) into ``policy.model``,
     in the order the trainer merged them before RL (each from :func:`stage_adapters`)."""
-    from seed_rl.train.learner import Learner
-    from seed_rl.train.run_setup import run_lora_settings
+    from seed_rl.train.learner import Learner, LoraSettings
 
     for name, adapter in stage_adapters(cfg, run):
         if not adapter.is_file():
@@ -140,7 +139,7 @@ def merge_cached_adapters(cfg: TrainConfig, policy: Any, run: Path | None = None
                 "cache of the machine that trained the run: copy it there, set SEED_CACHE_DIR, or evaluate a run "
                 "packed there with `seed pack`)"
             )
-        stage = Learner(policy, finetune="lora", lora=run_lora_settings(cfg), keep_reference=False)
+        stage = Learner(policy, finetune="lora", lora=LoraSettings.from_config(cfg), keep_reference=False)
         stage.load_trainable_state(_read_weights(adapter))
         policy.model = stage.peft_model.merge_and_unload()
 
@@ -148,8 +147,7 @@ def merge_cached_adapters(cfg: TrainConfig, policy: Any, run: Path | None = None
 def load_run_policy(path: Path) -> EvalPolicy:
     """A run's (or checkpoint's) trained policy."""
     from seed_agent.models import ModelNotFetched, load_named_policy
-    from seed_rl.train.learner import Learner
-    from seed_rl.train.run_setup import run_lora_settings
+    from seed_rl.train.learner import Learner, LoraSettings
 
     run, checkpoint = run_paths(path)
     cfg = run_config(run)
@@ -161,7 +159,7 @@ def load_run_policy(path: Path) -> EvalPolicy:
     except ModelNotFetched as error:
         raise PolicyError(f"the run's model: {error}") from None
     merge_cached_adapters(cfg, policy, run)
-    learner = Learner(policy, finetune=cfg.finetune, lora=run_lora_settings(cfg), keep_reference=False)
+    learner = Learner(policy, finetune=cfg.finetune, lora=LoraSettings.from_config(cfg), keep_reference=False)
     try:
         learner.load_trainable_state(weights)
     except KeyError as error:

@@ -50,7 +50,6 @@ from seed_rl.train.phase_timer import PhaseTimer
 from seed_rl.train.run_setup import (
     ADAPTER_KEYS,
     UNBOUNDED_TASKS,
-    run_analyzer_settings,
     run_env_kwargs,
     run_prompt_builder,
     run_sampling,
@@ -107,7 +106,7 @@ def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> d
     started = time.perf_counter()
     cache = CachedAdapter(cache_dir("stage1", stage1_key(cfg)), ADAPTER_FILE, REPORT_FILE)
     learner = adapter_learner(cfg, policy, cfg.sft_lr)
-    settings = replace(run_analyzer_settings(cfg), failed_only=False)  # Stage 1 measures every episode
+    settings = replace(AnalyzerSettings.from_config(cfg), failed_only=False)  # Stage 1 measures every episode
     report = cache.load(learner)
     if report is not None:
         print(

@@ -38,6 +38,7 @@ from seed_agent.skills import (
 )
 from seed_agent.skills.annotate import annotate
 from seed_agent.skills.quality import mentions_trajectory
+from seed_rl.config import TrainConfig
 from seed_rl.progress import bar
 from seed_rl.rollout import Episode
 from seed_rl.train.learner import Learner, ScoreRow
@@ -59,6 +60,8 @@ ANALYSIS_CHUNK = 8
 
 @dataclass(frozen=True)
 class AnalyzerSettings:
+    """How the analyzer writes skills: length cap, prefill, step skills, repetition penalty."""
+
     max_new_tokens: int = 160
     prefill: bool = True
     step_skills: bool = False
@@ -68,6 +71,18 @@ class AnalyzerSettings:
     response_chars: int = 200
     #: Greedy decoding of a small model loops ("left, right, left, right, ..."); > 1 breaks loops.
     repetition_penalty: float = 1.0
+
+    @classmethod
+    def from_config(cls, cfg: TrainConfig) -> AnalyzerSettings:
+        """A run's analyzer settings."""
+        return cls(
+            max_new_tokens=cfg.analyzer_max_new_tokens,
+            prefill=cfg.analyzer_prefill,
+            step_skills=cfg.step_skills,
+            failed_only=cfg.failed_only,
+            visual=cfg.visual,
+            repetition_penalty=cfg.analyzer_repetition_penalty,
+        )
 
     @property
     def sampling(self) -> SamplingParams:

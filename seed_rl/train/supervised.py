@@ -21,8 +21,7 @@ from seed_envs.files import atomic_write_text
 from seed_rl.algo.losses import token_mean
 from seed_rl.config import TrainConfig
 from seed_rl.progress import bar
-from seed_rl.train.learner import Learner, ScoreRow
-from seed_rl.train.run_setup import run_lora_settings
+from seed_rl.train.learner import Learner, LoraSettings, ScoreRow
 
 #: Pairs per optimizer step.
 PAIRS_PER_STEP = 4
@@ -34,7 +33,7 @@ def adapter_learner(cfg: TrainConfig, policy: TransformersPolicy, lr: float) -> 
     return Learner(
         policy,
         finetune="lora",
-        lora=run_lora_settings(cfg),
+        lora=LoraSettings.from_config(cfg),
         lr=lr,
         token_budget=cfg.token_budget,
         memory_budget_gb=cfg.memory_budget_gb,

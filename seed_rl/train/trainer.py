@@ -57,19 +57,18 @@ from seed_rl.train.distributed import (
     init_from_env,
     run_on_main,
 )
-from seed_rl.train.learner import Learner
+from seed_rl.train.learner import Learner, LoraSettings
 from seed_rl.train.phase_timer import PhaseTimer
 from seed_rl.train.run_setup import (
     eval_sampling,
-    run_analyzer_settings,
     run_env_kwargs,
-    run_lora_settings,
     run_policy,
     run_prompt_builder,
     run_sampling,
     train_task_pool,
 )
 from seed_rl.train.skill_pass import (
+    AnalyzerSettings,
     SkillReport,
     add_to_library,
     external_analyzer,
@@ -159,7 +158,7 @@ class Trainer:
         self.learner = Learner(
             self.policy,
             finetune=cfg.finetune,
-            lora=run_lora_settings(cfg),
+            lora=LoraSettings.from_config(cfg),
             lr=cfg.lr,
             weight_decay=cfg.weight_decay,
             grad_clip=cfg.grad_clip,
@@ -188,7 +187,7 @@ class Trainer:
         backend = cfg.env_backend if cfg.workers or cfg.env_backend == "ray" else "sync"
         self.vec = make_vec(cfg.env, n_envs, workers=cfg.workers or None, backend=backend, **kwargs)
         self.task_count = train_task_pool(cfg, self.vec.call("task_count", cfg.split, env_ids=[0])[0])
-        self.analyzer = run_analyzer_settings(cfg)
+        self.analyzer = AnalyzerSettings.from_config(cfg)
         self.external = external_analyzer(cfg.analyzer) if is_external_analyzer(cfg.analyzer) else None
         self.losses = LossSettings.from_config(cfg)
         self.library = SkillLibrary()
