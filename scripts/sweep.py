@@ -26,7 +26,7 @@ import json
 from pathlib import Path
 
 from seed_rl.compare.arm_summary import summary_estimate
-from seed_rl.compare.comparison import arm_config, evaluate_untrained, evaluation_protocol, manifest_indices, run_arm
+from seed_rl.compare.comparison import arm_config, evaluate_start, evaluation_protocol, manifest_indices, run_arm
 from seed_rl.compare.table import train_seconds
 from seed_rl.config import TrainConfig
 from seed_rl.stats import format_percent
@@ -81,7 +81,7 @@ def run_variant(name: str, cfg: TrainConfig, out: Path, episodes: int) -> dict:
     tasks = {"valid_unseen": manifest_indices(cfg, episodes)}
     protocol = out / "untrained" / protocol_key(cfg)
     protocol.mkdir(parents=True, exist_ok=True)
-    untrained = evaluate_untrained(cfg, tasks, (0,), protocol)["valid_unseen"]
+    untrained = evaluate_start(cfg, tasks, (0,), protocol / "untrained_evaluation.json")["valid_unseen"]
     result = run_arm("grpo", cfg, tasks, (0,))
     row = {
         "variant": name,

@@ -222,7 +222,7 @@ def test_the_skill_prompt_arm_puts_its_runs_skills_in_the_prompts(tmp_path):
 
 def test_the_untrained_evaluation_is_reused_only_under_the_same_protocol(tmp_path, monkeypatch):
     import seed_rl.evaluate.play as evaluate_module
-    from seed_rl.compare.comparison import evaluate_untrained
+    from seed_rl.compare.comparison import evaluate_starts
     from seed_rl.config import load_config
 
     played = []
@@ -236,5 +236,5 @@ def test_the_untrained_evaluation_is_reused_only_under_the_same_protocol(tmp_pat
     tasks = {"valid_unseen": [0, 1]}
     for steps in (3, 3, 2):
         cfg = load_config("sokoban_grpo", [*TINY, f"max_steps={steps}"])
-        evaluate_untrained(cfg, tasks, (0,), tmp_path)
+        assert list(evaluate_starts(cfg, tasks, (0,), tmp_path)) == ["untrained"]
     assert played == [3, 2]  # the second call reused the first; a new step limit plays again

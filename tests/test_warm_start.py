@@ -287,16 +287,20 @@ def test_an_env_without_an_expert_gets_an_error_naming_it(monkeypatch):
         run_warm_start(cfg, tiny_random_policy())
 
 
-def test_a_comparison_from_a_warm_start_evaluates_the_warm_started_model_as_its_start(tmp_path):
-    from seed_rl.compare.arm_summary import start_label
-    from seed_rl.compare.comparison import evaluate_untrained
+def test_a_comparison_from_a_warm_start_evaluates_the_untrained_and_the_warm_started_model(tmp_path):
+    from seed_rl.compare.arm_summary import arms_start
+    from seed_rl.compare.comparison import evaluate_starts
+    from seed_rl.compare.table import comparison_report
 
     cfg = tiny_warm_config("warm_start_epochs=1")
     tasks = {"valid_unseen": [0, 1]}
-    start = evaluate_untrained(cfg, tasks, (0,), tmp_path)
-    assert start["valid_unseen"]["policy"] == "warm start" and start_label(start) == "warm start"
-    base = evaluate_untrained(dataclasses.replace(cfg, warm_start="none"), tasks, (0,), tmp_path / "base")
-    assert start_label(base) == "untrained"
-    # the saved evaluation is not reused for another warm start
-    stamp = json.loads((tmp_path / "untrained_evaluation.json").read_text())
-    assert stamp["warm_start"] == warm_start_key(cfg)
+    starts = evaluate_starts(cfg, tasks, (0,), tmp_path)
+    assert list(starts) == ["untrained", "warm start"] and arms_start(starts)[0] == "warm start"
+    # each saved evaluation names the weights it played: the base model's is never reused for a warm start
+    assert json.loads((tmp_path / "untrained_evaluation.json").read_text())["warm_start"] is None
+    assert json.loads((tmp_path / "warm_start_evaluation.json").read_text())["warm_start"] == warm_start_key(cfg)
+    base = evaluate_starts(dataclasses.replace(cfg, warm_start="none"), tasks, (0,), tmp_path)
+    assert list(base) == ["untrained"] and base["untrained"] == starts["untrained"]
+    report = comparison_report(starts, [], [])
+    rows = [line.split("|")[1].strip() for line in report.splitlines() if line.startswith("| ")]
+    assert rows[1:3] == ["untrained", "warm start"]  # under the header, before any arm

@@ -79,7 +79,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from seed_rl.compare.collect import evaluate_run, plan_collected
-    from seed_rl.compare.comparison import evaluate_untrained, manifest_indices, plan_runs, run_arm, write_outputs
+    from seed_rl.compare.comparison import evaluate_starts, manifest_indices, plan_runs, run_arm, write_outputs
     from seed_rl.config import ConfigError
     from seed_rl.evaluate.manifests import ManifestError
 
@@ -107,8 +107,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     seeds = tuple(args.eval_seeds)
-    print(f"== untrained {first.model} on {args.eval_episodes} tasks of {', '.join(splits)} of {first.env}", flush=True)
-    untrained = evaluate_untrained(first, tasks, seeds, out)
+    which = "untrained and warm-started" if first.warm_start != "none" else "untrained"
+    print(f"== {which} {first.model} on {args.eval_episodes} tasks of {', '.join(splits)} of {first.env}", flush=True)
+    starts = evaluate_starts(first, tasks, seeds, out)
     evaluate = evaluate_run if args.runs is not None else run_arm
     try:
         results = [evaluate(name, cfg, tasks, seeds, args.eval_every) for name, cfg in planned]
@@ -116,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print()
-    print(write_outputs(out, untrained, results, differing))
+    print(write_outputs(out, starts, results, differing))
     print(f"\nwrote {out / 'comparison.md'}, {out / 'comparison.png'} and {out / 'comparison.json'}")
     return 0
 

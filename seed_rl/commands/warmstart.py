@@ -59,29 +59,16 @@ def warm_start_and_evaluate(
 ) -> dict[str, Any]:
     """The untrained model and the warm-started one on the same manifest tasks of each split."""
     from seed_envs.files import atomic_write_text
-    from seed_rl.compare.comparison import evaluate_untrained, manifest_indices
-    from seed_rl.evaluate.play import evaluate
-    from seed_rl.train.run_setup import eval_sampling, run_env_kwargs, run_policy, run_prompt_builder
+    from seed_rl.compare.comparison import evaluate_policy, evaluate_start, manifest_indices
+    from seed_rl.train.run_setup import run_policy
     from seed_rl.train.warm_start import run_warm_start
 
     tasks = {split: manifest_indices(cfg, episodes, split) for split in splits}
-    untrained = evaluate_untrained(dataclasses.replace(cfg, warm_start="none"), tasks, seeds, out)
+    base = dataclasses.replace(cfg, warm_start="none")
+    untrained = evaluate_start(base, tasks, seeds, out / "untrained_evaluation.json")
     policy = run_policy(cfg)
     report = run_warm_start(cfg, policy, out)
-    warm = {
-        split: evaluate(
-            policy,
-            run_prompt_builder(cfg),
-            env=cfg.env,
-            split=split,
-            task_indices=indices,
-            sampling=eval_sampling(cfg),
-            seeds=seeds,
-            env_kwargs=run_env_kwargs(cfg, split),
-            progress=cfg.progress,
-        ).summary()
-        for split, indices in tasks.items()
-    }
+    warm = evaluate_policy(cfg, policy, tasks, seeds)
     result = {"env": cfg.env, "model": cfg.model, "tasks": tasks, "seeds": list(seeds), "warm_start": report}
     result.update(untrained=untrained, warm_started=warm, config=cfg.to_dict())
     out.mkdir(parents=True, exist_ok=True)

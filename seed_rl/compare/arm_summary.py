@@ -206,14 +206,22 @@ def _common_seed_estimates(
     return [mine[s] for s in common], [theirs[s] for s in common]
 
 
-def start_label(untrained: dict[str, dict[str, Any]]) -> str:
-    """The name of the row every arm starts from: ``untrained``, or ``warm start`` (its evaluation says)."""
-    return str(next(iter(untrained.values()), {}).get("policy", "untrained"))
+#: The models every arm is measured against, in order, each evaluated per split: label -> split ->
+#: evaluation summary. Always ``"untrained"`` (the base model); with a warm start, ``"warm start"``
+#: after it, where the arms start (:func:`arms_start`).
+StartRows = dict[str, dict[str, dict[str, Any]]]
 
 
-def family_names(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary], split: str) -> list[str]:
-    """Every task family that the untrained model or any arm met on ``split``, sorted."""
-    return sorted(set(family_estimates(untrained[split])) | {f for a in arms for f in a.families(split)})
+def arms_start(starts: StartRows) -> tuple[str, dict[str, dict[str, Any]]]:
+    """The row every arm starts from, the last of ``starts``: its label and its evaluation per split."""
+    label = list(starts)[-1]
+    return label, starts[label]
+
+
+def family_names(starts: StartRows, arms: Sequence[ArmSummary], split: str) -> list[str]:
+    """Every task family that a start row or any arm met on ``split``, sorted."""
+    met = {f for by_split in starts.values() for f in family_estimates(by_split[split])}
+    return sorted(met | {f for a in arms for f in a.families(split)})
 
 
 def group_results(results: Sequence[ArmResult]) -> list[ArmSummary]:

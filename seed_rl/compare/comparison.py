@@ -8,9 +8,9 @@ arm trains once per training seed (and per data fraction, the paper's Table 6) i
 not trained again and an interrupted one resumes. Its final policy then plays the same
 fixed tasks of each evaluation split with no skill in context: the first N of the env's
 manifest (:mod:`seed_rl.evaluate.manifests`), the tasks ``seed eval`` plays, checked against the
-data here. The untrained model plays them too. :mod:`seed_rl.compare.table` and
-:mod:`seed_rl.compare.plots` turn the runs into ``comparison.md``, ``comparison.json`` and
-``comparison.png``.
+data here. The untrained model plays them too, and so does the warm-started one where the arms
+start from it. :mod:`seed_rl.compare.table` and :mod:`seed_rl.compare.plots` turn the runs into
+``comparison.md``, ``comparison.json`` and ``comparison.png``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from seed_rl.compare.arm_summary import ArmResult, group_results
+from seed_rl.compare.arm_summary import ArmResult, StartRows, group_results
 from seed_rl.compare.arms import ARMS
 from seed_rl.config import ConfigError, TrainConfig, load_config
 from seed_rl.records.run_log import read_metrics, summary_line
@@ -261,65 +261,82 @@ def evaluation_protocol(cfg: TrainConfig) -> dict[str, Any]:
     return {key: values[key] for key in EVALUATION_KEYS}
 
 
-def evaluate_untrained(
+def evaluate_starts(
     cfg: TrainConfig, eval_tasks: dict[str, list[int]], eval_seeds: tuple[int, ...], out: Path
-) -> dict[str, dict[str, Any]]:
-    """The model every arm starts from, before Stage 1 and RL, on the same tasks, per split: the base
-    model, or with ``warm_start`` the warm-started one (each split's summary then says so under
-    ``"policy"``: :func:`~seed_rl.compare.arm_summary.start_label`)."""
-    path = out / "untrained_evaluation.json"
-    stamp = {"tasks": eval_tasks, "seeds": list(eval_seeds), "model": cfg.model, "protocol": evaluation_protocol(cfg)}
+) -> StartRows:
+    """The models every arm is measured against, on the same tasks, per split: the untrained base
+    model, and with ``warm_start`` the warm-started one after it, where the arms start (the warm
+    start is trained into the cache here the first time; the arms then load it). Each evaluation is
+    kept in ``out`` and reused while its tasks, seeds, model and protocol match."""
+    base = dataclasses.replace(cfg, warm_start="none")
+    starts = {"untrained": evaluate_start(base, eval_tasks, eval_seeds, out / "untrained_evaluation.json")}
     if cfg.warm_start != "none":
-        from seed_rl.train.warm_start import warm_start_key
+        starts["warm start"] = evaluate_start(cfg, eval_tasks, eval_seeds, out / "warm_start_evaluation.json")
+    return starts
 
-        stamp["warm_start"] = warm_start_key(cfg)
+
+def evaluate_start(
+    cfg: TrainConfig, eval_tasks: dict[str, list[int]], eval_seeds: tuple[int, ...], path: Path
+) -> dict[str, dict[str, Any]]:
+    """``cfg``'s model before Stage 1 and RL (warm-started where ``cfg`` says so) on ``eval_tasks``,
+    per split; read from ``path`` where it was played already under the same stamp."""
+    from seed_rl.train.warm_start import warm_start_key
+
+    stamp = {"tasks": eval_tasks, "seeds": list(eval_seeds), "model": cfg.model, "protocol": evaluation_protocol(cfg)}
+    stamp["warm_start"] = warm_start_key(cfg) if cfg.warm_start != "none" else None  # (None: the base weights)
     if path.is_file():
         saved = json.loads(path.read_text(encoding="utf-8"))
         if all(saved.get(k) == v for k, v in stamp.items()):
             return saved["by_split"]
-    from seed_rl.evaluate.play import evaluate
-    from seed_rl.train.run_setup import eval_sampling, run_env_kwargs, run_policy, run_prompt_builder
+    from seed_rl.train.run_setup import run_policy
 
     policy = run_policy(cfg)
     if cfg.warm_start != "none":
         from seed_rl.train.warm_start import run_warm_start
 
-        run_warm_start(cfg, policy)  # (trained into the cache here the first time: the arms then load it)
+        run_warm_start(cfg, policy)
+    by_split = evaluate_policy(cfg, policy, eval_tasks, eval_seeds)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({**stamp, "by_split": by_split}, indent=1), encoding="utf-8")
+    return by_split
+
+
+def evaluate_policy(
+    cfg: TrainConfig, policy: Any, eval_tasks: dict[str, list[int]], eval_seeds: tuple[int, ...]
+) -> dict[str, dict[str, Any]]:
+    """``policy`` on ``eval_tasks`` of each split under ``cfg``'s evaluation protocol, no skill in
+    context: each split's evaluation summary."""
+    from seed_rl.evaluate.play import evaluate
+    from seed_rl.train.run_setup import eval_sampling, run_env_kwargs, run_prompt_builder
+
     builder = run_prompt_builder(cfg)
-    sampling = eval_sampling(cfg)
-    by_split = {
+    return {
         split: evaluate(
             policy,
             builder,
             env=cfg.env,
             split=split,
             task_indices=tasks,
-            sampling=sampling,
+            sampling=eval_sampling(cfg),
             seeds=eval_seeds,
             env_kwargs=run_env_kwargs(cfg, split),
             progress=cfg.progress,
         ).summary()
         for split, tasks in eval_tasks.items()
     }
-    if cfg.warm_start != "none":
-        by_split = {split: {**summary, "policy": "warm start"} for split, summary in by_split.items()}
-    out.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({**stamp, "by_split": by_split}, indent=1), encoding="utf-8")
-    return by_split
 
 
-def write_outputs(
-    out: Path, untrained: dict[str, dict[str, Any]], results: list[ArmResult], differing: list[str]
-) -> str:
+def write_outputs(out: Path, starts: StartRows, results: list[ArmResult], differing: list[str]) -> str:
     """``comparison.md`` (the tables), ``comparison.json`` (every run) and ``comparison.png``."""
     from seed_rl.compare.plots import plot_comparison
     from seed_rl.compare.table import comparison_report
 
     arms = group_results(results)
-    report = comparison_report(untrained, arms, differing)
+    report = comparison_report(starts, arms, differing)
     (out / "comparison.md").write_text(report + "\n", encoding="utf-8")
     data = {
-        "untrained": untrained,
+        "untrained": starts["untrained"],
+        **({"warm_start": starts["warm start"]} if "warm start" in starts else {}),
         "differing_budget_keys": differing,
         "runs": [
             {
@@ -337,5 +354,5 @@ def write_outputs(
         ],
     }
     (out / "comparison.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
-    plot_comparison(out / "comparison.png", untrained, arms)
+    plot_comparison(out / "comparison.png", starts, arms)
     return report

@@ -9,9 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from seed_rl.compare.arm_summary import ArmSummary, family_estimates, family_names, start_label, summary_estimate
+from seed_rl.compare.arm_summary import (
+    ArmSummary,
+    StartRows,
+    arms_start,
+    family_estimates,
+    family_names,
+    summary_estimate,
+)
 from seed_rl.compare.arms import ARMS
 from seed_rl.stats import Estimate
 
@@ -25,15 +31,16 @@ def error_bars(estimates: Sequence[Estimate]) -> list[list[float]]:
     return [[gap(e.mean - e.low) for e in estimates], [gap(e.high - e.mean) for e in estimates]]
 
 
-def plot_comparison(path: Path, untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary]) -> Path:
+def plot_comparison(path: Path, starts: StartRows, arms: Sequence[ArmSummary]) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 
-    split = next(iter(untrained))
-    families = family_names(untrained, arms, split)
+    split = next(iter(starts["untrained"]))
+    families = family_names(starts, arms, split)
+    greys = dict(zip(starts, ["lightgrey", "grey"][-len(starts) :], strict=True))
     fractions = sorted({a.fraction for a in arms})
     shown = [a for a in arms if a.fraction == fractions[-1]]
     evaluated = [a for a in shown if len(a.eval_curve()) > 1]
@@ -52,17 +59,19 @@ def plot_comparison(path: Path, untrained: dict[str, dict[str, Any]], arms: Sequ
     curves.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     curves.legend(fontsize=8)
 
-    estimates = [summary_estimate(untrained[split]), *[a.success(split) for a in shown]]
-    names = [start_label(untrained), *[a.name for a in shown]]
+    estimates = [summary_estimate(by_split[split]) for by_split in starts.values()]
+    estimates += [a.success(split) for a in shown]
+    names = [*starts, *[a.name for a in shown]]
     bars.bar(names, [e.mean for e in estimates], yerr=error_bars(estimates), capsize=4,
-             color=["grey", *[colours[a.name] for a in shown]])  # fmt: skip
-    bars.set(ylim=(0, 1), ylabel="success", title=f"{split}, n={untrained[split]['episodes']} per run (95% CI)")
+             color=[*greys.values(), *[colours[a.name] for a in shown]])  # fmt: skip
+    episodes = starts["untrained"][split]["episodes"]
+    bars.set(ylim=(0, 1), ylabel="success", title=f"{split}, n={episodes} per run (95% CI)")
     bars.tick_params(axis="x", labelrotation=30)
 
     if families:
         ax = rest.pop(0)
         width = 0.8 / (len(shown) + 1)
-        rows = [(start_label(untrained), "grey", family_estimates(untrained[split]))]
+        rows = [(label, greys[label], family_estimates(by_split[split])) for label, by_split in starts.items()]
         rows += [(a.name, colours[a.name], a.families(split)) for a in shown]
         for k, (name, colour, found) in enumerate(rows):
             xs = [i + (k - len(rows) / 2 + 0.5) * width for i in range(len(families))]
@@ -74,7 +83,7 @@ def plot_comparison(path: Path, untrained: dict[str, dict[str, Any]], arms: Sequ
 
     if evaluated:
         ax = rest.pop(0)
-        start = summary_estimate(untrained[split])
+        start = summary_estimate(arms_start(starts)[1][split])
         for arm in evaluated:
             points = [(0, start), *arm.eval_curve()]
             ax.errorbar([e for e, _ in points], [p.mean for _, p in points], yerr=error_bars([p for _, p in points]),

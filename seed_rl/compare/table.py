@@ -17,11 +17,12 @@ from typing import Any
 from seed_rl.compare.arm_summary import (
     ArmResult,
     ArmSummary,
+    StartRows,
+    arms_start,
     family_estimates,
     family_names,
     paired_difference,
     seed_differences,
-    start_label,
     summary_estimate,
 )
 from seed_rl.compare.arms import ARMS
@@ -29,19 +30,20 @@ from seed_rl.stats import Estimate, format_percent, mean_ci
 from seed_rl.tables import markdown_table
 
 
-def comparison_report(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary], differing: list[str]) -> str:
-    """Every table of a comparison, with the notes that say how to read them."""
-    splits = list(untrained)
-    parts = [main_table(untrained, arms, differing)]
+def comparison_report(starts: StartRows, arms: Sequence[ArmSummary], differing: list[str]) -> str:
+    """Every table of a comparison, with the notes that say how to read them. ``starts``: the
+    untrained model's evaluation per split, and the warm start's where the arms start from one."""
+    splits = list(starts["untrained"])
+    parts = [main_table(starts, arms, differing)]
     for split in splits:  # on seen and unseen tasks alike, where both were played
         differences = difference_table(arms, split)
         if differences:
             parts += ["", f"Differences paired by training seed ({split}):", "", differences]
     for split in splits:
-        family = family_table(untrained, arms, split)
+        family = family_table(starts, arms, split)
         if family:
             parts += ["", f"Success % per task family ({split}):", "", family]
-    episodes = episodes_table(untrained, arms, splits[0])
+    episodes = episodes_table(starts, arms, splits[0])
     if episodes:
         parts += ["", f"Success % against training episodes consumed ({splits[0]}; [95% CI]):", "", episodes]
     fractions = sorted({a.fraction for a in arms})
@@ -51,8 +53,8 @@ def comparison_report(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSu
     return "\n".join(parts)
 
 
-def main_table(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary], differing: list[str]) -> str:
-    splits = list(untrained)
+def main_table(starts: StartRows, arms: Sequence[ArmSummary], differing: list[str]) -> str:
+    splits = list(starts["untrained"])
     first = splits[0]
     headers = [
         "arm",
@@ -69,11 +71,12 @@ def main_table(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary],
     ]
     rows = [
         [
-            start_label(untrained),
-            *[_percent(summary_estimate(untrained[s])) for s in splits],
-            _percent(summary_estimate(untrained[first], "invalid")),
+            label,
+            *[_percent(summary_estimate(by_split[s])) for s in splits],
+            _percent(summary_estimate(by_split[first], "invalid")),
             *[""] * (len(headers) - len(splits) - 2),
         ]
+        for label, by_split in starts.items()
     ]
     for arm in arms:
         baseline = next((a for a in arms if a.name == "grpo" and a.fraction == arm.fraction), None)
@@ -98,12 +101,12 @@ def main_table(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary],
                 token_counts(metrics, runs=len(arm.runs)),
             ]
         )
-    episodes = ", ".join(f"{untrained[s]['episodes']} of {s}" for s in splits)
+    episodes = ", ".join(f"{starts['untrained'][s]['episodes']} of {s}" for s in splits)
     several = any(len(a.runs) > 1 for a in arms)
     note = f"\nEvaluation: {episodes} (fixed manifest tasks, no skill in context unless the arm says so) per run. " + (
         "Success of an arm with several training seeds: the mean over seeds with Student's 95% interval "
         "(seed-to-seed noise included), never narrower than Wilson's over the seeds' episodes pooled; "
-        "with one seed, and for the untrained model: Wilson's over episodes."
+        f"with one seed, and for the {' and '.join(starts)} rows: Wilson's over episodes."
         if several
         else "Success with the Wilson 95% interval over episodes: one training seed, so seed-to-seed noise "
         "is not in it (pass --train-seeds for that)."
@@ -176,27 +179,33 @@ def _points(estimate: Estimate) -> str:
     return f"{100 * estimate.mean:+.1f} [{100 * estimate.low:+.1f}, {100 * estimate.high:+.1f}]"
 
 
-def family_table(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary], split: str) -> str:
+def family_table(starts: StartRows, arms: Sequence[ArmSummary], split: str) -> str:
     """Success per task family (ALFWorld's six task types); empty where the env has none."""
-    names = family_names(untrained, arms, split)
+    names = family_names(starts, arms, split)
     if not names:
         return ""
-    rows = [[start_label(untrained), *[_family_cell(family_estimates(untrained[split]), f) for f in names]]]
+    rows = [
+        [label, *[_family_cell(family_estimates(by_split[split]), f) for f in names]]
+        for label, by_split in starts.items()
+    ]
     rows += [[arm_label(arm), *[_family_cell(arm.families(split), f) for f in names]] for arm in arms]
     return markdown_table(["arm", *names], rows)
 
 
-def episodes_table(untrained: dict[str, dict[str, Any]], arms: Sequence[ArmSummary], split: str) -> str:
+def episodes_table(starts: StartRows, arms: Sequence[ArmSummary], split: str) -> str:
     """Evaluation success after each number of training episodes at which every run of an arm was
-    evaluated (``seed compare --eval-every``), the untrained model at 0; empty when no arm has
-    more than its final evaluation."""
+    evaluated (``seed compare --eval-every``), the arms' start (the untrained or warm-started model)
+    at 0; empty when no arm has more than its final evaluation."""
+    if not arms:
+        return ""
     widest = max(a.fraction for a in arms)
     curves = {arm_label(a): dict(a.eval_curve()) for a in arms if a.fraction == widest}
     if not any(len(points) > 1 for points in curves.values()):
         return ""
     episodes = sorted({e for points in curves.values() for e in points})
-    headers = ["arm", f"0 ({start_label(untrained)})", *map(str, episodes)]
-    rows = [[start_label(untrained), _percent(summary_estimate(untrained[split])), *[""] * len(episodes)]]
+    label, start = arms_start(starts)
+    headers = ["arm", f"0 ({label})", *map(str, episodes)]
+    rows = [[label, _percent(summary_estimate(start[split])), *[""] * len(episodes)]]
     rows += [
         [name, "", *[_percent(points[e]) if e in points else "" for e in episodes]] for name, points in curves.items()
     ]
