@@ -39,7 +39,8 @@ def measure(
     import torch
 
     from seed_agent.models import load_named_policy
-    from seed_rl.train.learner import Learner, LoraSettings, ScoreRow
+    from seed_rl.records.rows import ScoreRow
+    from seed_rl.train.learner import Learner, LoraSettings
     from seed_rl.train.memory import peak_rss_bytes, reset_peak_rss, return_freed_memory_to_os
 
     if not glibc_default:  # as the trainer runs where memory is tight

@@ -28,10 +28,10 @@ import torch
 
 from seed_agent.models import resolve_device
 from seed_rl.algo.advantages import grpo_advantages
+from seed_rl.records.rows import ScoreRow, TrainRow
 from seed_rl.rollout import Episode
-from seed_rl.train.learner import ScoreRow
 from seed_rl.train.phase_timer import device_sync
-from seed_rl.train.update import LossSettings, TrainRow, trains
+from seed_rl.train.update import LossSettings, trains
 from seed_rl.train.update_batch import UpdateBatch
 
 #: The paper-scale target of SEED's update time against GRPO's.

@@ -80,9 +80,8 @@ def test_records_put_gates_on_the_steps_that_sampled_tokens_and_thumbnails_on_vi
     from PIL import Image
 
     from seed_agent.skills import NoSkill, Skill
+    from seed_rl.records.rows import ScoreRow, TrainRow
     from seed_rl.rollout import Episode, StepRow
-    from seed_rl.train.learner import ScoreRow
-    from seed_rl.train.update import TrainRow
 
     def step(n, tokens, image=None):
         return StepRow(

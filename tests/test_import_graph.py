@@ -10,7 +10,8 @@ an edge to the project module it loads:
   already being imported when it runs);
 - a package's lazy re-exports (``lazy_exports(__name__, {...})``, :mod:`seed_envs.lazy`)
   are edges from the package to the modules named there;
-- imports under ``if TYPE_CHECKING:`` never run and are left out.
+- imports under ``if TYPE_CHECKING:`` never run: they are left out of the cycle check, and kept
+  for the layering and the rooms (a type-only arrow may not run back up either).
 
 Layering (ARCHITECTURE.md): ``seed_envs`` imports neither of the others, ``seed_agent`` never
 imports ``seed_rl``. Inside ``seed_rl`` (ARCHITECTURE.md) the rooms are ordered, and a module
@@ -65,16 +66,17 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _imports(module: str, path: Path) -> list[tuple[tuple[str, ...], int]]:
-    """What ``module`` imports, module-level and function-local: for each name, the dotted
-    names it may mean (the first that is a module wins) and the line."""
+def _imports(module: str, path: Path, type_only: bool = False) -> list[tuple[tuple[str, ...], int]]:
+    """What ``module`` imports, module-level and function-local (and under ``if TYPE_CHECKING:``
+    with ``type_only``): for each name, the dotted names it may mean (the first that is a module
+    wins) and the line."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: list[tuple[tuple[str, ...], int]] = []
 
     def visit(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.If) and _is_type_checking(child.test):
-                for branch in child.orelse:
+                for branch in [*child.body, *child.orelse] if type_only else child.orelse:
                     visit_one(branch)
             else:
                 visit_one(child)
@@ -102,8 +104,9 @@ def _imports(module: str, path: Path) -> list[tuple[tuple[str, ...], int]]:
     return found
 
 
-def build_graph(modules: dict[str, Path], packages: tuple[str, ...] = PACKAGES) -> list[Edge]:
-    """Every import edge between ``modules`` of ``packages`` (see the module docstring)."""
+def build_graph(modules: dict[str, Path], packages: tuple[str, ...] = PACKAGES, type_only: bool = False) -> list[Edge]:
+    """Every import edge between ``modules`` of ``packages`` (see the module docstring); with
+    ``type_only``, the imports under ``if TYPE_CHECKING:`` too."""
 
     def resolve(candidates: tuple[str, ...]) -> str | None:
         exact = next((name for name in candidates if name in modules), None)
@@ -116,7 +119,7 @@ def build_graph(modules: dict[str, Path], packages: tuple[str, ...] = PACKAGES) 
 
     edges = []
     for module, path in modules.items():
-        for candidates, line in _imports(module, path):
+        for candidates, line in _imports(module, path, type_only):
             if candidates[0].split(".")[0] not in packages:
                 continue
             target = resolve(candidates)
@@ -193,12 +196,20 @@ def describe(cycle: list[Edge]) -> str:
 
 @pytest.fixture(scope="module")
 def graph() -> tuple[dict[str, Path], list[Edge]]:
+    """The imports that run (for the cycle check)."""
     modules = find_modules()
     return modules, build_graph(modules)
 
 
-def test_the_walk_sees_every_module_and_import(graph):
-    modules, edges = graph
+@pytest.fixture(scope="module")
+def every_import() -> tuple[dict[str, Path], list[Edge]]:
+    """Every import, type-only ones included (for the layering and the rooms)."""
+    modules = find_modules()
+    return modules, build_graph(modules, type_only=True)
+
+
+def test_the_walk_sees_every_module_and_import(every_import):
+    modules, edges = every_import
     for package in PACKAGES:
         assert package in modules and f"{package}.__init__" not in modules
     sources = {edge.source for edge in edges}
@@ -213,8 +224,8 @@ def test_no_import_cycle(graph):
     assert not cycles, "import cycles:\n" + "\n\n".join(describe(c) for c in cycles)
 
 
-def test_layering(graph):
-    _, edges = graph
+def test_layering(every_import):
+    _, edges = every_import
     wrong = [e for e in edges if e.target.split(".")[0] in FORBIDDEN[e.source.split(".")[0]]]
     assert not wrong, "imports against the layering:\n" + "\n".join(
         f"  {e.source} -> {e.target}  ({e.where()})" for e in wrong
@@ -230,8 +241,8 @@ def room_rank(module: str) -> int | None:
     return SEED_RL_ROOMS.index(parts[1]) if parts[1] in SEED_RL_ROOMS else -1
 
 
-def test_seed_rl_rooms_import_downward_only(graph):
-    modules, edges = graph
+def test_seed_rl_rooms_import_downward_only(every_import):
+    modules, edges = every_import
     rooms = {name.split(".")[1] for name in modules if name.count(".") >= 2 and name.startswith("seed_rl.")}
     assert set(SEED_RL_ROOMS) <= rooms, sorted(set(SEED_RL_ROOMS) - rooms)
     upward = [
@@ -279,6 +290,7 @@ def test_checker_sees_function_local_and_parent_package_cycles(tmp_path):
     assert ("pkg.b", "pkg.sub") in pairs and ("pkg.b", "pkg.sub.c") in pairs  # the package runs first
     assert ("pkg.sub.c", "pkg.sub") not in pairs and ("pkg.b", "pkg") not in pairs  # own packages: no edge
     assert ("pkg.d", "pkg.e") not in pairs  # TYPE_CHECKING only
+    assert ("pkg.d", "pkg.e") in {(e.source, e.target) for e in build_graph(modules, ("pkg",), type_only=True)}
     cycles = find_cycles(sorted(modules), edges)
     assert len(cycles) == 1
     cycle = [(e.source, e.target) for e in cycles[0]]

@@ -112,8 +112,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
-from seed_rl.train.learner import Learner, ScoreRow  # noqa: E402
-from seed_rl.train.update import LossSettings, TrainRow, optimize  # noqa: E402
+from seed_rl.records.rows import ScoreRow, TrainRow  # noqa: E402
+from seed_rl.train.learner import Learner  # noqa: E402
+from seed_rl.train.update import LossSettings, optimize  # noqa: E402
 
 
 def score_rows(n: int, seed: int, length: tuple[int, int] = (40, 120)) -> list[ScoreRow]:

@@ -10,9 +10,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
-from seed_rl.train.learner import Learner, ScoreRow  # noqa: E402
+from seed_rl.records.rows import ScoreRow, TrainRow  # noqa: E402
+from seed_rl.train.learner import Learner  # noqa: E402
 from seed_rl.train.packing import pack_by_tokens  # noqa: E402
-from seed_rl.train.update import LossSettings, TrainRow, minibatch_episodes, optimize  # noqa: E402
+from seed_rl.train.update import LossSettings, minibatch_episodes, optimize  # noqa: E402
 
 
 def test_pack_by_tokens_bounds_padded_size_and_keeps_every_row():

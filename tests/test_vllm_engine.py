@@ -31,7 +31,8 @@ from seed_agent.chat import ChatPrompt  # noqa: E402
 from seed_agent.policies.base import SamplingParams  # noqa: E402
 from seed_agent.policies.hf import TransformersPolicy  # noqa: E402
 from seed_agent.policies.vllm_backend import VLLMPolicy  # noqa: E402
-from seed_rl.train.learner import Learner, LoraSettings, ScoreRow  # noqa: E402
+from seed_rl.records.rows import ScoreRow  # noqa: E402
+from seed_rl.train.learner import Learner, LoraSettings  # noqa: E402
 
 PROMPTS = [ChatPrompt.from_text(text) for text in ("go to the box", "push it left, then up", "which room is this")]
 SAMPLING = SamplingParams(temperature=1.0, max_new_tokens=12, seed=5)

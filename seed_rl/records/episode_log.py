@@ -37,8 +37,8 @@ from seed_rl.records.run_log import truncate_jsonl
 
 if TYPE_CHECKING:  # the readers (seed export, seed view) need neither torch nor the trainer
     from seed_agent.skills import SkillResult
+    from seed_rl.records.rows import TrainRow
     from seed_rl.rollout import Episode, StepRow
-    from seed_rl.train.update import TrainRow
 
 EPISODES_FILE = "episodes.jsonl"
 #: Decimals kept of each token's Delta and gate (the log stays small; the viewer shows 3).

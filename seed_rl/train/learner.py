@@ -21,16 +21,17 @@ from __future__ import annotations
 import contextlib
 import copy
 import warnings
-from collections.abc import Hashable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from seed_agent.chat import ChatPrompt
 from seed_agent.policies.base import PromptImages
-from seed_agent.policies.hf import FrozenStates, GroupLayout, TransformersPolicy
+from seed_agent.policies.hf import GroupLayout, TransformersPolicy
 from seed_rl.config import TrainConfig
+from seed_rl.records.rows import ScoreRow
 from seed_rl.train.distributed import max_over_processes, sum_gradients, whole
 from seed_rl.train.memory import (
     GLIBC_SLACK,
@@ -46,25 +47,6 @@ from seed_rl.train.packing import pack_by_tokens
 FINETUNE_MODES = ("lora", "full")
 #: The attention projections of Llama/Qwen-style models.
 DEFAULT_LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj")
-
-
-@dataclass
-class ScoreRow:
-    """A prompt (as ids, with its vision inputs) and the completion tokens to score after it."""
-
-    prompt_ids: list[int]
-    token_ids: list[int]
-    vision: dict[str, torch.Tensor] = field(default_factory=dict)
-    #: The sampler's hidden states below the first trained layer (``Completion.frozen_states``):
-    #: passes over this row may start there.
-    states: FrozenStates | None = None
-    #: Rows of one group (the steps of one episode under ``h_skill``) compute their common prefix
-    #: once (the engine's ``layout.group_layout``); None: a group of its own.
-    group: Hashable | None = None
-
-    @property
-    def length(self) -> int:
-        return len(self.prompt_ids) + len(self.token_ids)
 
 
 @dataclass(frozen=True)

@@ -43,9 +43,10 @@ from seed_envs.paths import cache_dir
 from seed_envs.vector import make_vec
 from seed_rl.config import TrainConfig
 from seed_rl.progress import bar
+from seed_rl.records.rows import ScoreRow
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
 from seed_rl.train.expert import NoisyExpertAgent
-from seed_rl.train.learner import Learner, ScoreRow
+from seed_rl.train.learner import Learner
 from seed_rl.train.phase_timer import PhaseTimer
 from seed_rl.train.run_setup import (
     ADAPTER_KEYS,

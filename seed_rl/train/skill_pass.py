@@ -40,8 +40,9 @@ from seed_agent.skills.annotate import annotate
 from seed_agent.skills.quality import mentions_trajectory
 from seed_rl.config import TrainConfig
 from seed_rl.progress import bar
+from seed_rl.records.rows import ScoreRow
 from seed_rl.rollout import Episode
-from seed_rl.train.learner import Learner, ScoreRow
+from seed_rl.train.learner import Learner
 
 
 def external_analyzer(url: str) -> Policy:

@@ -21,7 +21,8 @@ from seed_envs.files import atomic_write_text
 from seed_rl.algo.losses import token_mean
 from seed_rl.config import TrainConfig
 from seed_rl.progress import bar
-from seed_rl.train.learner import Learner, LoraSettings, ScoreRow
+from seed_rl.records.rows import ScoreRow
+from seed_rl.train.learner import Learner, LoraSettings
 
 #: Pairs per optimizer step.
 PAIRS_PER_STEP = 4

@@ -16,11 +16,12 @@ from typing import Any
 import torch
 
 from seed_agent.skills import Skill
+from seed_rl.records.rows import ScoreRow, TrainRow
 from seed_rl.rollout import StepRow
-from seed_rl.train.learner import Learner, ScoreRow
+from seed_rl.train.learner import Learner
 from seed_rl.train.phase_timer import PhaseTimer
 from seed_rl.train.skill_pass import teacher_logprobs
-from seed_rl.train.update import LossSettings, TrainRow, trains
+from seed_rl.train.update import LossSettings, trains
 from seed_rl.train.update_batch import UpdateBatch
 
 

@@ -46,6 +46,7 @@ from seed_rl.config import ConfigError, TrainConfig, is_external_analyzer
 from seed_rl.evaluate.play import EvalResult, evaluate
 from seed_rl.progress import bar
 from seed_rl.records.episode_log import append_episodes, episode_records, truncate_episodes
+from seed_rl.records.rows import TrainRow
 from seed_rl.records.run_log import RunLog, truncate_jsonl
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
 from seed_rl.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
@@ -78,7 +79,7 @@ from seed_rl.train.skill_pass import (
 )
 from seed_rl.train.skill_prompt import LibrarySkillBuilder, play_with_task_skills
 from seed_rl.train.train_rows import RowPasses, drop_frozen_states, train_rows
-from seed_rl.train.update import LossSettings, TrainRow, optimize, trains
+from seed_rl.train.update import LossSettings, optimize, trains
 from seed_rl.train.update_batch import (
     UpdateBatch,
     advantage_batch,
@@ -260,7 +261,7 @@ class Trainer:
     def rescore_pass(self) -> bool:
         """Whether re-scoring takes a pass of its own. Not where the update takes one optimizer step:
         there each row's pass with gradient, before that step, gives its old log-probs
-        (:class:`~seed_rl.train.update.TrainRow` ``old_from_pass``)."""
+        (:class:`~seed_rl.records.rows.TrainRow` ``old_from_pass``)."""
         return self.cfg.rescores and self.cfg.minibatches * self.cfg.epochs > 1
 
     @property

@@ -37,30 +37,9 @@ import torch
 
 from seed_rl.algo.losses import seed_loss, token_weight, truncated_is_weights
 from seed_rl.config import TrainConfig
+from seed_rl.records.rows import TrainRow
 from seed_rl.train.distributed import is_distributed, sum_dicts_over_processes, sum_over_processes
-from seed_rl.train.learner import Learner, ScoreRow
-
-
-@dataclass
-class TrainRow:
-    episode: int
-    score: ScoreRow
-    old_logp: torch.Tensor
-    advantage: float
-    sampler_logp: torch.Tensor | None = None
-    ref_logp: torch.Tensor | None = None
-    skill_logp: torch.Tensor | None = None
-    #: ``old_logp`` is the sampler's, to be replaced by the learner's own from this row's pass
-    #: with gradient (only valid where that pass comes before the update's one optimizer step).
-    old_from_pass: bool = False
-    #: ``old_logp`` holds the learner's log-probs (re-scored, or from the pass), not the sampler's.
-    old_is_learners: bool = False
-    #: The teacher's ``h_skill`` carried a step skill besides the episode skill.
-    step_skill: bool = False
-
-    @property
-    def tokens(self) -> int:
-        return len(self.score.token_ids)
+from seed_rl.train.learner import Learner
 
 
 @dataclass(frozen=True)

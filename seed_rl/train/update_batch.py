@@ -16,10 +16,10 @@ from seed_agent.skills import Skill, SkillResult
 from seed_rl.algo.advantages import grpo_advantages
 from seed_rl.algo.gigpo import StepCredit, gigpo_advantages, step_credit
 from seed_rl.config import TrainConfig
+from seed_rl.records.rows import TrainRow
 from seed_rl.rollout import Episode
 from seed_rl.train.collapse import action_metrics
 from seed_rl.train.skill_pass import SkillReport
-from seed_rl.train.update import TrainRow
 
 
 @dataclass
