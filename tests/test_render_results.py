@@ -202,3 +202,53 @@ def test_a_table_row_with_a_cell_too_many_or_too_few_is_refused(tmp_path):
     table_file(tmp_path, rows=[["start", "18.8", ""]])
     with pytest.raises(ValueError, match="a row has 3 cells for 4 columns"):
         render_results.render("measured", tmp_path)
+
+
+def comparison_file(final: dict[str, int], middle: dict[str, int]) -> dict:
+    """A ``seed compare`` comparison.json of two one-seed arms, 4 rooms, evaluated after update 1 and at 2."""
+    from seed_rl.config import load_config
+
+    def summary(won: int) -> dict:
+        return {"success": won / 4, "success_low": 0.0, "success_high": 1.0, "episodes": 4}
+
+    metrics = [
+        {"success": 0.25, "seconds_total": 10.0, "seconds_rollout": 4.0, "seconds_update": 6.0},
+        {"success": 0.75, "seconds_total": 12.0, "seconds_rollout": 4.0, "seconds_update": 8.0},
+    ]
+    runs = []
+    for arm in ("grpo", "seed"):
+        config = load_config("demo", ["updates=2", "tasks_per_update=2", "group_size=2"]).to_dict()
+        runs.append(
+            {
+                "arm": arm,
+                "config": config,
+                "metrics": [{**m, "gate_mean": 0.5, "delta_pos_frac": 0.6} if arm == "seed" else m for m in metrics],
+                "evaluation": {"valid_unseen": summary(final[arm])},
+                "evaluation_curve": {"1": summary(middle[arm]), "2": summary(final[arm])},
+                "stage1": {"seconds": 5.0} if arm == "seed" else None,
+            }
+        )
+    return {"untrained": {"valid_unseen": summary(1)}, "warm_start": {"valid_unseen": summary(2)}, "runs": runs}
+
+
+def test_a_comparison_becomes_a_result_file_of_counts_and_the_runs_own_columns():
+    import comparison_result
+
+    data = comparison_file(final={"grpo": 3, "seed": 4}, middle={"grpo": 2, "seed": 1})
+    columns, rows = comparison_result.comparison_rows(data, "valid_unseen")
+    assert columns[1:3] == ["valid_unseen, 4 tasks: success % [95% CI]", "after 4 episodes"]  # update 1 of 2x2
+    by_arm = {r[0]: r for r in rows}
+    assert [r[0] for r in rows][:2] == ["untrained", "warm start"]
+    assert by_arm["untrained"][1] == {"won": 1, "of": 4} and by_arm["warm start"][1] == {"won": 2, "of": 4}
+    assert by_arm["grpo"][1:3] == [{"won": 3, "of": 4}, {"won": 2, "of": 4}]
+    assert by_arm["seed"][1:3] == [{"won": 4, "of": 4}, {"won": 1, "of": 4}]
+    assert by_arm["grpo"][3] == "25 -> 75" and by_arm["grpo"][5] == ""  # no gate without OPD
+    assert by_arm["seed"][5].startswith("0.50") and by_arm["seed"][-2] == "11 (4 + 0 + 0 + 7)"
+    assert by_arm["seed"][-1] == "27" and by_arm["grpo"][-1] == "22"  # 10 + 12, and Stage 1's 5 s
+    assert all(len(r) == len(columns) for r in rows)
+    data["runs"][1]["evaluation"]["valid_unseen"]["episodes"] = 8
+    data["runs"][1]["evaluation"]["valid_unseen"]["success"] = 0.5
+    data["runs"].append({**data["runs"][1], "arm": "seed"})
+    data["runs"][2]["evaluation"] = {"valid_unseen": {"success": 0.5, "episodes": 4}}
+    with pytest.raises(ValueError, match="different numbers of episodes"):
+        comparison_result.comparison_rows(data, "valid_unseen")

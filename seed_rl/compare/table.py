@@ -94,8 +94,8 @@ def main_table(starts: StartRows, arms: Sequence[ArmSummary], differing: list[st
                 seed_cell(arm, first),
                 f"{100 * first_update:.0f} -> {100 * last_update:.0f} (n={n} each)",
                 _fmt(_mean([x.get("skill_parse_rate") for x in metrics])),
-                _over_updates([x.get("gate_mean") for x in metrics]),
-                _over_updates([x.get("delta_pos_frac") for x in metrics]),
+                over_updates([x.get("gate_mean") for x in metrics]),
+                over_updates([x.get("delta_pos_frac") for x in metrics]),
                 phase_seconds(metrics),
                 f"{seconds:.0f}{ratio}",
                 token_counts(metrics, runs=len(arm.runs)),
@@ -290,7 +290,7 @@ def _mean(values: list[float | None]) -> float:
     return sum(clean) / len(clean) if clean else math.nan
 
 
-def _over_updates(values: list[float | None]) -> str:
+def over_updates(values: list[float | None]) -> str:
     """The mean over updates with its normal 95% interval, or "" where the arm has no such value."""
     clean = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
     if not clean:
