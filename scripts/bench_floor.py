@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from seed_rl.rollout import Episode
-from seed_rl.train.skill_pass import ANALYSIS_CHUNK, AnalyzerSettings
+from seed_rl.train.phases.skill_pass import ANALYSIS_CHUNK, AnalyzerSettings
 
 #: The CPU demo's target for a SEED update against a GRPO update, both with the rollout.
 CPU_TARGET = 1.4

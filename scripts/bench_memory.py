@@ -1,4 +1,4 @@
-"""The memory estimate of ``seed_rl/train/memory.py`` against the measured peak of real passes.
+"""The memory estimate of ``seed_rl/train/learner/memory.py`` against the measured peak of real passes.
 
 Each measurement runs in a fresh process: the model and its LoRA learner are built, a short pass
 warms the allocator up, then one pass over ``rows`` rows of ``T`` tokens (the last row one token
@@ -40,8 +40,8 @@ def measure(
 
     from seed_agent.models import load_named_policy
     from seed_rl.records.rows import ScoreRow
-    from seed_rl.train.learner import Learner, LoraSettings
-    from seed_rl.train.memory import peak_rss_bytes, reset_peak_rss, return_freed_memory_to_os
+    from seed_rl.train.learner.learner import Learner, LoraSettings
+    from seed_rl.train.learner.memory import peak_rss_bytes, reset_peak_rss, return_freed_memory_to_os
 
     if not glibc_default:  # as the trainer runs where memory is tight
         return_freed_memory_to_os()
@@ -114,7 +114,7 @@ def main() -> None:
     parser.add_argument(
         "--glibc-default",
         action="store_true",
-        help="keep glibc's own mmap threshold (seed_rl.train.memory.MMAP_THRESHOLD)",
+        help="keep glibc's own mmap threshold (seed_rl.train.learner.memory.MMAP_THRESHOLD)",
     )
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -30,9 +30,9 @@ from seed_agent.models import resolve_device
 from seed_rl.algo.advantages import grpo_advantages
 from seed_rl.records.rows import ScoreRow, TrainRow
 from seed_rl.rollout import Episode
-from seed_rl.train.phase_timer import device_sync
-from seed_rl.train.update import LossSettings, trains
-from seed_rl.train.update_batch import UpdateBatch
+from seed_rl.train.phases.phase_timer import device_sync
+from seed_rl.train.phases.update import LossSettings, trains
+from seed_rl.train.phases.update_batch import UpdateBatch
 
 #: The paper-scale target of SEED's update time against GRPO's.
 TARGET = 1.15

@@ -80,13 +80,13 @@ from seed_agent.skills.annotate import annotate
 from seed_rl.config import load_config
 from seed_rl.rollout import Episode
 from seed_rl.tables import markdown_table
-from seed_rl.train.memory import peak_rss_bytes, reset_peak_rss
-from seed_rl.train.phase_timer import PhaseTimer
-from seed_rl.train.skill_pass import teacher_logprobs, teacher_rows
-from seed_rl.train.train_rows import encode_steps, train_rows
+from seed_rl.train.learner.memory import peak_rss_bytes, reset_peak_rss
+from seed_rl.train.phases.phase_timer import PhaseTimer
+from seed_rl.train.phases.skill_pass import teacher_logprobs, teacher_rows
+from seed_rl.train.phases.train_rows import encode_steps, train_rows
+from seed_rl.train.phases.update import optimize
+from seed_rl.train.phases.update_batch import UpdateBatch, advantage_batch
 from seed_rl.train.trainer import Trainer
-from seed_rl.train.update import optimize
-from seed_rl.train.update_batch import UpdateBatch, advantage_batch
 
 PHASES = ("analysis", "teacher", "rescore", "reference", "update")
 #: The naive path (every key reachable by config): fp32, no shared prefix, 2 rows per micro-batch,

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from seed_rl.config import load_config
 from seed_rl.tables import markdown_table
-from seed_rl.train.rollout_backend import base_weights
+from seed_rl.train.setup.rollout_backend import base_weights
 from seed_rl.train.trainer import Trainer
 
 PHASES = ("rollout", "rescore", "update", "sync", "total")

@@ -23,8 +23,8 @@ from pathlib import Path
 from seed_agent.models import load_named_policy
 from seed_rl.config import load_config
 from seed_rl.stats import proportion_ci
-from seed_rl.train.sft import analyzer_parse_rate, held_out_episodes, run_stage1
-from seed_rl.train.skill_pass import AnalyzerSettings
+from seed_rl.train.phases.skill_pass import AnalyzerSettings
+from seed_rl.train.stage1.sft import analyzer_parse_rate, held_out_episodes, run_stage1
 
 
 def measure(policy, episodes, settings) -> dict:

@@ -27,7 +27,7 @@ from seed_envs.vector import make_vec
 from seed_rl.commands.play import parse_env_args
 from seed_rl.rollout import EpisodeStart, run_episodes
 from seed_rl.stats import proportion_ci
-from seed_rl.train.run_setup import env_kwargs
+from seed_rl.train.setup.run_setup import env_kwargs
 
 
 def main() -> None:

@@ -139,7 +139,7 @@ UPSTREAM_SITUATIONS = {
 def real_situations(env_id: str, n: int, seed: int = 0):
     """Observations of a real env: its valid_unseen tasks after 0-2 steps of the expert plan
     (random admissible moves where there is no plan)."""
-    from seed_rl.train.run_setup import make_env
+    from seed_rl.train.setup.run_setup import make_env
 
     env = make_env(env_id, "valid_unseen", visual=False, extra={})
     rng = random.Random(seed)

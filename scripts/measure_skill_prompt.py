@@ -38,8 +38,8 @@ from seed_rl.compare.comparison import manifest_indices
 from seed_rl.config import load_config
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
 from seed_rl.stats import proportion_ci
-from seed_rl.train.expert import NoisyExpertAgent
-from seed_rl.train.run_setup import run_env_kwargs, run_prompt_builder
+from seed_rl.train.setup.run_setup import run_env_kwargs, run_prompt_builder
+from seed_rl.train.stage1.expert import NoisyExpertAgent
 from seed_rl.train.trainer import Trainer
 
 SPLIT = "valid_unseen"

@@ -1,5 +1,5 @@
 """Memory per GPU for the paper's model sizes, on paper: weights, trained state, one micro-batch's
-activations (``seed_rl.train.memory``'s estimate, an upper bound measured against CPU passes) and
+activations (``seed_rl.train.learner.memory``'s estimate, an upper bound measured against CPU passes) and
 vLLM's KV cache per token. Nothing is downloaded: the shapes are those the Qwen2.5 model cards
 publish, written out below.
 
@@ -12,7 +12,7 @@ import argparse
 from dataclasses import dataclass
 
 from seed_rl.tables import markdown_table
-from seed_rl.train.memory import MemoryModel, ModelShape, Training
+from seed_rl.train.learner.memory import MemoryModel, ModelShape, Training
 
 ATTENTION = ("q_proj", "k_proj", "v_proj", "o_proj")
 GB = 1e9
@@ -106,7 +106,7 @@ def main() -> None:
     print(markdown_table(headers, rows(args.tokens, args.seq, args.gpus, args.lora_rank)))
     print(
         f"\nmicro-batch: {args.tokens} padded tokens of rows of {args.seq}, gradient checkpointing; LoRA r="
-        f"{args.lora_rank} on q/k/v/o of every layer; activations by seed_rl.train.memory (an upper bound)"
+        f"{args.lora_rank} on q/k/v/o of every layer; activations by seed_rl.train.learner.memory (an upper bound)"
     )
 
 

@@ -108,7 +108,7 @@ class OptimizationKeys:
     # with LoRA in the top lora_layers only: training passes start from the hidden states the sampler
     # computed below them (seed_agent/policies/engine/frozen_states.py)
     reuse_frozen_states: bool = True
-    memory_budget_gb: float = 8.0  # weights + optimizer + one micro-batch's pass (seed_rl/train/memory.py)
+    memory_budget_gb: float = 8.0  # weights + optimizer + one micro-batch's pass (seed_rl/train/learner/memory.py)
     gradient_checkpointing: bool = False
 
 
@@ -156,7 +156,7 @@ class SeedKeys:
 @dataclass
 class WarmStartKeys:
     """The warm start: SFT on the env's expert demonstrations of train tasks, before Stage 1 and RL
-    (seed_rl/train/warm_start.py); cached, and merged into the weights like Stage 1."""
+    (seed_rl/train/stage1/warm_start.py); cached, and merged into the weights like Stage 1."""
 
     warm_start: str = "none"  # none | expert
     warm_start_demos: int = 64  # expert episodes, on as many train tasks

@@ -18,9 +18,9 @@ import torch
 
 from seed_agent.tiny_models import tiny_random_policy
 from seed_rl.records.rows import ScoreRow, TrainRow
-from seed_rl.train.distributed import world
-from seed_rl.train.learner import Learner
-from seed_rl.train.update import LossSettings, optimize
+from seed_rl.train.learner.distributed import world
+from seed_rl.train.learner.learner import Learner
+from seed_rl.train.phases.update import LossSettings, optimize
 
 
 def fixed_batch(learner: Learner) -> list[TrainRow]:

@@ -6,7 +6,7 @@ import pytest
 
 from seed_rl.compare.arm_summary import ArmResult, group_results, paired_difference
 from seed_rl.config import ConfigError, load_config
-from seed_rl.train.run_setup import UNBOUNDED_TASKS, train_task_pool
+from seed_rl.train.setup.run_setup import UNBOUNDED_TASKS, train_task_pool
 
 
 def evaluation(success: float, low: float, high: float, families: dict | None = None) -> dict:

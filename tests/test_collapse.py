@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from seed_rl.records.run_log import summary_line
-from seed_rl.train.collapse import CollapseWatch, action_metrics
+from seed_rl.train.phases.collapse import CollapseWatch, action_metrics
 
 
 def step(action: str, *, reply_valid: bool = True, action_valid: bool = True, entropies=(1.0,), offered=None):

@@ -193,7 +193,7 @@ def test_a_data_fraction_of_a_procedural_split_needs_a_pool(tmp_path, capsys):
 
 def test_the_skill_prompt_arm_puts_its_runs_skills_in_the_prompts(tmp_path):
     from seed_rl.config import load_config
-    from seed_rl.train.skill_prompt import library_from_run
+    from seed_rl.train.phases.skill_prompt import library_from_run
     from seed_rl.train.trainer import Trainer
 
     cfg = load_config("sokoban_grpo", [*TINY, "updates=1", "algo=seed", "analyzer=scripted", f"run_dir={tmp_path}"])

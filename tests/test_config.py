@@ -60,7 +60,7 @@ def test_each_section_checks_its_own_keys(section):
 
 
 def test_loss_settings_come_from_the_config():
-    from seed_rl.train.update import LossSettings
+    from seed_rl.train.phases.update import LossSettings
 
     seed = load_config(None, ["algo=seed", "lambda_opd=0.3", "clip_high=0.28", "dtype=bfloat16", "kl_coef=0"])
     settings = LossSettings.from_config(seed)

@@ -10,8 +10,8 @@ torch = pytest.importorskip("torch")
 from seed_agent.models import resolve_device  # noqa: E402
 from seed_rl.config import ConfigError, load_config  # noqa: E402
 from seed_rl.records.rows import ScoreRow, TrainRow  # noqa: E402
-from seed_rl.train.phase_timer import PhaseTimer, device_sync  # noqa: E402
-from seed_rl.train.update import LossSettings, _loss_inputs, _sampler_gaps  # noqa: E402
+from seed_rl.train.phases.phase_timer import PhaseTimer, device_sync  # noqa: E402
+from seed_rl.train.phases.update import LossSettings, _loss_inputs, _sampler_gaps  # noqa: E402
 
 no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is available here")
 

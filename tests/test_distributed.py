@@ -80,7 +80,7 @@ def train_run(run_dir: Path, *overrides: str) -> subprocess.CompletedProcess:
 
 def test_the_trainer_under_torchrun_splits_the_groups_and_takes_one_step_on_every_process(tmp_path):
     from seed_rl.records.run_log import read_metrics
-    from seed_rl.train.checkpoint import latest_checkpoint
+    from seed_rl.train.learner.checkpoint import latest_checkpoint
 
     done = train_run(tmp_path / "run", "updates=2")
     assert done.returncode == 0, done.stderr[-3000:]

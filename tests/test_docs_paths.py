@@ -6,7 +6,7 @@ seed_envs/. The rules, kept simple on purpose:
 - Only inline code spans count (one backticked span on one line); fenced code blocks (commands,
   examples, configs) are left out.
 - **A path** is a span made of letters, digits and ``_ . - /`` only that contains a ``/`` or ends in
-  ``.py``, ``.sh``, ``.md`` or ``.toml``: ``seed_rl/train/trainer.py``, ``train/learner.py``,
+  ``.py``, ``.sh``, ``.md`` or ``.toml``: ``seed_rl/train/trainer.py``, ``train/learner/learner.py``,
   ``algo/``, ``scripts/bench_train.py``, ``config.py``. Spans with any other character are
   templates, globs, commands or URLs (``seed_agent/prompts/<env>.py``, ``items_shuffle*.json``,
   ``~/.cache/seed``, ``https://...``) and are not checked.

@@ -251,7 +251,7 @@ def test_a_fixed_skill_is_in_every_prompt_the_policy_receives(served, tmp_path, 
 
 
 def test_a_skill_with_a_local_model_stays_within_the_prompt_budget(capsys, monkeypatch):
-    from seed_rl.train import skill_prompt
+    from seed_rl.train.phases import skill_prompt
 
     seen = []
     original = skill_prompt.FixedSkillBuilder.build

@@ -12,7 +12,7 @@ from seed_agent.policies.engine.frozen_states import FrozenStates, decoder_stack
 from seed_agent.prompts import PromptBuilder, prompt_spec  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
 from seed_rl.records.rows import ScoreRow  # noqa: E402
-from seed_rl.train.learner import Learner, LoraSettings  # noqa: E402
+from seed_rl.train.learner.learner import Learner, LoraSettings  # noqa: E402
 
 
 def test_spans_cross_from_the_shared_prefix_into_a_rows_own_states():

@@ -21,7 +21,7 @@ from seed_rl.algo.gigpo import (  # noqa: E402
     gigpo_advantages,
     step_credit,
 )
-from seed_rl.train.skill_pass import keep_critical_steps  # noqa: E402
+from seed_rl.train.phases.skill_pass import keep_critical_steps  # noqa: E402
 
 # Group 0: two trajectories that both win (their outcomes tie), one slower than the other.
 #   trajectory 0: rewards -0.1, 1.0        anchors s0, s1
@@ -154,10 +154,10 @@ CORRIDOR = [*TINY_CORRIDOR, "updates=1", "tasks_per_update=2", "group_size=4"]
 
 def test_each_step_trains_on_its_own_gigpo_advantage(tmp_path):
     from seed_rl.config import load_config
-    from seed_rl.train.phase_timer import PhaseTimer
-    from seed_rl.train.train_rows import train_rows
+    from seed_rl.train.phases.phase_timer import PhaseTimer
+    from seed_rl.train.phases.train_rows import train_rows
+    from seed_rl.train.phases.update_batch import advantage_batch
     from seed_rl.train.trainer import Trainer
-    from seed_rl.train.update_batch import advantage_batch
 
     cfg = load_config(None, [*CORRIDOR, "advantage=gigpo", "step_advantage_w=2", f"run_dir={tmp_path}"])
     trainer = Trainer(cfg)

@@ -17,6 +17,8 @@ Layering (ARCHITECTURE.md): ``seed_envs`` imports neither of the others, ``seed_
 imports ``seed_rl``. Inside ``seed_rl`` (ARCHITECTURE.md) the rooms are ordered, and a module
 imports only from its own room, rooms below it, or the shared modules at the package's top
 (config, rollout, progress, stats, tables), which import no room; ``algo`` loads no model code.
+``train`` is in rooms of its own, ordered the same way (:data:`TRAIN_ROOMS`); the modules at its top
+(the trainer, a saved run's policy) may import them all, and none of them imports those.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ PACKAGES = ("seed_envs", "seed_agent", "seed_rl")
 FORBIDDEN = {"seed_envs": ("seed_agent", "seed_rl"), "seed_agent": ("seed_rl",), "seed_rl": ()}
 #: seed_rl's rooms, lowest first: each may import the rooms before it, never those after.
 SEED_RL_ROOMS = ("algo", "records", "evaluate", "train", "compare", "commands")
+#: seed_rl.train's rooms, lowest first; the modules at train's top come after them all.
+TRAIN_ROOMS = ("learner", "setup", "phases", "stage1")
 
 
 @dataclass(frozen=True)
@@ -251,6 +255,30 @@ def test_seed_rl_rooms_import_downward_only(every_import):
         if None not in (room_rank(e.source), room_rank(e.target)) and room_rank(e.target) > room_rank(e.source)
     ]
     assert not upward, "imports into a higher room:\n" + "\n".join(
+        f"  {e.source} -> {e.target}  ({e.where()})" for e in upward
+    )
+
+
+def train_room_rank(module: str) -> int | None:
+    """A seed_rl.train module's room, as its place in TRAIN_ROOMS; len(TRAIN_ROOMS) for a module at
+    train's top (the trainer); None for the package itself and modules outside train."""
+    parts = module.split(".")
+    if parts[:2] != ["seed_rl", "train"] or len(parts) == 2:
+        return None
+    return TRAIN_ROOMS.index(parts[2]) if parts[2] in TRAIN_ROOMS else len(TRAIN_ROOMS)
+
+
+def test_train_rooms_import_downward_only(every_import):
+    modules, edges = every_import
+    rooms = {name.split(".")[2] for name in modules if name.count(".") >= 3 and name.startswith("seed_rl.train.")}
+    assert set(TRAIN_ROOMS) == rooms, sorted(rooms ^ set(TRAIN_ROOMS))
+    upward = [
+        e
+        for e in edges
+        if None not in (train_room_rank(e.source), train_room_rank(e.target))
+        and train_room_rank(e.target) > train_room_rank(e.source)
+    ]
+    assert not upward, "imports into a higher room of train:\n" + "\n".join(
         f"  {e.source} -> {e.target}  ({e.where()})" for e in upward
     )
 

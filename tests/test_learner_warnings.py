@@ -12,7 +12,7 @@ pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from seed_agent.tiny_models import tiny_random_policy
-from seed_rl.train.learner import Learner
+from seed_rl.train.learner.learner import Learner
 
 
 @pytest.mark.parametrize("checkpointing", [False, True])

@@ -15,7 +15,7 @@ every episode within the step limit is won and a group's outcomes tie (GRPO's ad
 
 - **OPD alone:** the tiny model is first taught the reply format without a skill (both sides
   alike) and to follow a hindsight skill in context (the skill-aware warm start's rendering,
-  :func:`~seed_rl.train.warm_start.demonstration_pairs`): the teacher ``pi(a | h_skill)`` then
+  :func:`~seed_rl.train.stage1.warm_start.demonstration_pairs`): the teacher ``pi(a | h_skill)`` then
   beats the student ``pi(a | h)``, SEED's premise. OPD must distil that into the no-skill policy.
 - **GiGPO's step term alone:** a win that wasted steps has a smaller discounted return, so two
   steps taken from the same cell compare (``A_S``) while the episode term is 0.
@@ -38,16 +38,16 @@ from seed_agent.skills import annotate  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
 from seed_agent.trajectory import StepRecord, Trajectory  # noqa: E402
 from seed_rl.config import load_config  # noqa: E402
-from seed_rl.train.learner import Learner  # noqa: E402
-from seed_rl.train.run_setup import run_prompt_builder  # noqa: E402
-from seed_rl.train.sft import fit  # noqa: E402
-from seed_rl.train.trainer import Trainer  # noqa: E402
-from seed_rl.train.warm_start import (  # noqa: E402
+from seed_rl.train.learner.learner import Learner  # noqa: E402
+from seed_rl.train.setup.run_setup import run_prompt_builder  # noqa: E402
+from seed_rl.train.stage1.sft import fit  # noqa: E402
+from seed_rl.train.stage1.warm_start import (  # noqa: E402
     demonstration_pairs,
     demonstration_skills,
     play_demonstrations,
     skill_injector,
 )
+from seed_rl.train.trainer import Trainer  # noqa: E402
 
 #: Held-out corridors: task ids training never draws (every situation is among them).
 EVAL_TASKS = list(range(24))
@@ -91,7 +91,7 @@ def format_tuned_model_at(path) -> str:
 
 
 def fitted_and_saved(learner: Learner, policy, pairs: list, cfg, path) -> str:
-    """``policy`` fine-tuned on ``pairs`` (:func:`~seed_rl.train.sft.fit`) and saved at ``path``,
+    """``policy`` fine-tuned on ``pairs`` (:func:`~seed_rl.train.stage1.sft.fit`) and saved at ``path``,
     as the ``model=hf:PATH`` it returns."""
     fit(learner, policy, pairs, cfg)
     policy.model.save_pretrained(path)

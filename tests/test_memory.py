@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import pytest
 
 from seed_rl.config import ConfigError, load_config
-from seed_rl.train.memory import (
+from seed_rl.train.learner.memory import (
     BACKWARD_WORKSPACE_LAYERS,
     LOGIT_COPIES,
     MASK_BYTES,
@@ -85,7 +85,7 @@ def test_a_subprocess_of_a_large_process_reports_its_own_peak():
     held = bytearray(400 * 2**20)
     held[::4096] = b"x" * len(held[::4096])  # touch every page: resident, not just reserved
     child = (
-        "from seed_rl.train.memory import peak_rss_bytes, reset_peak_rss\n"
+        "from seed_rl.train.learner.memory import peak_rss_bytes, reset_peak_rss\n"
         "import resource\n"
         "print(peak_rss_bytes(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)\n"
         "big = bytearray(300 * 2**20); big[::4096] = b'x' * len(big[::4096])\n"
@@ -113,8 +113,8 @@ pytest.importorskip("peft")
 
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
 from seed_rl.records.rows import ScoreRow, TrainRow  # noqa: E402
-from seed_rl.train.learner import Learner  # noqa: E402
-from seed_rl.train.update import LossSettings, optimize  # noqa: E402
+from seed_rl.train.learner.learner import Learner  # noqa: E402
+from seed_rl.train.phases.update import LossSettings, optimize  # noqa: E402
 
 
 def score_rows(n: int, seed: int, length: tuple[int, int] = (40, 120)) -> list[ScoreRow]:
@@ -188,7 +188,7 @@ def test_micro_batches_shrink_with_the_budget():
 def test_freed_memory_goes_back_to_the_os_only_where_the_budget_is_tight(monkeypatch, capsys):
     """glibc's faster default keeps freed activations (GLIBC_SLACK); the learner switches to
     returning them only where that slack over a micro-batch would overflow the budget."""
-    import seed_rl.train.learner as learner_module
+    import seed_rl.train.learner.learner as learner_module
 
     calls = []
     monkeypatch.setattr(learner_module, "return_freed_memory_to_os", lambda: calls.append(1) or True)
@@ -317,7 +317,7 @@ RUN_ONE_UPDATE = textwrap.dedent(
     """
     import json, os, sys
     from seed_rl.config import load_config
-    from seed_rl.train.memory import peak_rss_bytes, reset_peak_rss
+    from seed_rl.train.learner.memory import peak_rss_bytes, reset_peak_rss
     from seed_rl.train.trainer import Trainer
 
     def rss():

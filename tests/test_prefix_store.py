@@ -15,7 +15,7 @@ from seed_agent.policies.base import SamplingParams, reusing_prefixes  # noqa: E
 from seed_agent.policies.engine.prefix_store import PrefixStore, SharedPrefix  # noqa: E402
 from seed_agent.prompts import PromptBuilder, prompt_spec  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
-from seed_rl.train.learner import Learner, LoraSettings  # noqa: E402
+from seed_rl.train.learner.learner import Learner, LoraSettings  # noqa: E402
 
 
 def test_the_store_keeps_the_most_recent_prefixes_and_hands_out_copies():

@@ -13,8 +13,9 @@ from seed_agent.skills import extract_skill  # noqa: E402
 from seed_agent.skills.analyzer import JSON_PREFILL  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
 from seed_rl.config import load_config  # noqa: E402
-from seed_rl.train.run_setup import run_prompt_builder  # noqa: E402
-from seed_rl.train.sft import (  # noqa: E402
+from seed_rl.train.phases.skill_pass import AnalyzerSettings  # noqa: E402
+from seed_rl.train.setup.run_setup import run_prompt_builder  # noqa: E402
+from seed_rl.train.stage1.sft import (  # noqa: E402
     ACTING_LOSS_RISE,
     acting_loss_warning,
     collect_stage1_data,
@@ -24,9 +25,8 @@ from seed_rl.train.sft import (  # noqa: E402
     skill_pairs,
     stage1_key,
 )
-from seed_rl.train.skill_pass import AnalyzerSettings  # noqa: E402
-from seed_rl.train.supervised import adapter_learner  # noqa: E402
-from seed_rl.train.warm_start import demonstration_pairs  # noqa: E402
+from seed_rl.train.stage1.supervised import adapter_learner  # noqa: E402
+from seed_rl.train.stage1.warm_start import demonstration_pairs  # noqa: E402
 
 TINY = [
     "model=tiny-random",

@@ -6,7 +6,7 @@ import math
 
 from seed_agent.policies.base import Completion
 from seed_rl.rollout import Episode, StepRow
-from seed_rl.train.skill_pass import AnalyzerSettings, low_parse_rate_warning, write_skills
+from seed_rl.train.phases.skill_pass import AnalyzerSettings, low_parse_rate_warning, write_skills
 
 
 def episode(index, task, observations, actions, won=False):

@@ -16,10 +16,10 @@ from seed_agent.prompts import PromptBuilder, prompt_spec  # noqa: E402
 from seed_agent.skills import NoSkill, Skill  # noqa: E402
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
 from seed_rl.rollout import Episode, StepRow  # noqa: E402
-from seed_rl.train.learner import Learner  # noqa: E402
-from seed_rl.train.packing import grouped_cost, pack_by_tokens  # noqa: E402
-from seed_rl.train.skill_pass import teacher_logprobs, teacher_rows  # noqa: E402
-from seed_rl.train.train_rows import encode_steps  # noqa: E402
+from seed_rl.train.learner.learner import Learner  # noqa: E402
+from seed_rl.train.learner.packing import grouped_cost, pack_by_tokens  # noqa: E402
+from seed_rl.train.phases.skill_pass import teacher_logprobs, teacher_rows  # noqa: E402
+from seed_rl.train.phases.train_rows import encode_steps  # noqa: E402
 
 #: The episodes' lengths in steps: a group of one, and groups of several (the last has no skill).
 STEPS = (3, 1, 4, 2)

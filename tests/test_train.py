@@ -17,7 +17,7 @@ pytest.importorskip("peft")
 from seed_rl.cli import main  # noqa: E402
 from seed_rl.config import ConfigError, load_config  # noqa: E402
 from seed_rl.records.run_log import read_metrics  # noqa: E402
-from seed_rl.train.checkpoint import list_checkpoints  # noqa: E402
+from seed_rl.train.learner.checkpoint import list_checkpoints  # noqa: E402
 from seed_rl.train.trainer import Trainer, train  # noqa: E402
 
 #: Small enough for CI: 2 tasks x 2 rollouts, episodes of at most 3 steps.
@@ -305,7 +305,7 @@ def test_training_from_the_samplers_frozen_states_gives_the_full_passes_update(t
 
 
 def test_train_env_kwargs_reach_the_training_split_only():
-    from seed_rl.train.run_setup import run_env_kwargs
+    from seed_rl.train.setup.run_setup import run_env_kwargs
 
     cfg = load_config("demo", ["train_env_kwargs={max_solution_moves: 2}", "env_kwargs={observation_mode: positions}"])
     train = run_env_kwargs(cfg, "train")

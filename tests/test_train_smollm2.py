@@ -68,7 +68,7 @@ def test_a_seed_update_on_smollm2_with_oracle_skills(fetched, tmp_path):
 def test_stage1_raises_the_analyzer_parse_rate(fetched, tmp_path, monkeypatch):
     from seed_agent.models import load_named_policy
     from seed_rl.config import load_config
-    from seed_rl.train.sft import run_stage1
+    from seed_rl.train.stage1.sft import run_stage1
 
     monkeypatch.setenv("SEED_CACHE_DIR", str(tmp_path / "cache"))  # train it here, not from a cached adapter
     (tmp_path / "cache" / "models").mkdir(parents=True)

@@ -11,9 +11,9 @@ pytest.importorskip("peft")
 
 from seed_agent.tiny_models import tiny_random_policy  # noqa: E402
 from seed_rl.records.rows import ScoreRow, TrainRow  # noqa: E402
-from seed_rl.train.learner import Learner  # noqa: E402
-from seed_rl.train.packing import pack_by_tokens  # noqa: E402
-from seed_rl.train.update import LossSettings, minibatch_episodes, optimize  # noqa: E402
+from seed_rl.train.learner.learner import Learner  # noqa: E402
+from seed_rl.train.learner.packing import pack_by_tokens  # noqa: E402
+from seed_rl.train.phases.update import LossSettings, minibatch_episodes, optimize  # noqa: E402
 
 
 def test_pack_by_tokens_bounds_padded_size_and_keeps_every_row():
@@ -395,7 +395,7 @@ def test_dtype_auto_is_bfloat16_only_where_the_hardware_has_it(monkeypatch):
 
 
 def test_lora_layers_puts_adapters_in_the_top_layers_only():
-    from seed_rl.train.learner import LoraSettings
+    from seed_rl.train.learner.learner import LoraSettings
 
     learner = Learner(tiny_random_policy(seed=9), finetune="lora", lora=LoraSettings(layers=1))
     names = [n for n, p in learner.model.named_parameters() if p.requires_grad]

@@ -32,7 +32,7 @@ from seed_agent.policies.base import SamplingParams  # noqa: E402
 from seed_agent.policies.hf import TransformersPolicy  # noqa: E402
 from seed_agent.policies.vllm_backend import VLLMPolicy  # noqa: E402
 from seed_rl.records.rows import ScoreRow  # noqa: E402
-from seed_rl.train.learner import Learner, LoraSettings  # noqa: E402
+from seed_rl.train.learner.learner import Learner, LoraSettings  # noqa: E402
 
 PROMPTS = [ChatPrompt.from_text(text) for text in ("go to the box", "push it left, then up", "which room is this")]
 SAMPLING = SamplingParams(temperature=1.0, max_new_tokens=12, seed=5)
@@ -169,7 +169,7 @@ def test_the_policy_as_analyzer_writes_its_skills_with_the_engine(tiny_model, tm
 def test_without_the_sync_the_sampler_gap_shows_the_stale_engine(tiny_model, tmp_path, monkeypatch):
     """The check above can fail: with the sync switched off, updates after the first sample from
     the initial weights, and the gap says so."""
-    from seed_rl.train.rollout_backend import VLLMRolloutBackend
+    from seed_rl.train.setup.rollout_backend import VLLMRolloutBackend
     from seed_rl.train.trainer import train
 
     monkeypatch.setattr(VLLMRolloutBackend, "sync", lambda self, update: None)
@@ -202,7 +202,7 @@ def test_engines_as_ray_actors_sample_from_each_synced_adapter_and_full_weights(
             for layer in learner.model.model.layers:  # the base weights under the adapters
                 layer.mlp.down_proj.weight.mul_(-2.0)
         assert gap(engines, learner) > STALE
-        from seed_rl.train.rollout_backend import base_weights
+        from seed_rl.train.setup.rollout_backend import base_weights
 
         engines.load_weights(base_weights(learner.model))
         assert gap(engines, learner) < SAME
@@ -280,7 +280,7 @@ def test_the_trainer_under_torchrun_with_an_engine_in_each_process(tiny_model, t
 def test_stage_1_weights_reach_the_engine_before_the_first_rollout(tiny_model, tmp_path, monkeypatch, pushed):
     """Stage 1 merges its adapter into the learner's base weights, which vLLM loaded from disk
     without it: they are sent once before RL (switched off, the first update's gap shows it)."""
-    from seed_rl.train.rollout_backend import VLLMRolloutBackend
+    from seed_rl.train.setup.rollout_backend import VLLMRolloutBackend
     from seed_rl.train.trainer import train
 
     if not pushed:

@@ -21,11 +21,11 @@ from seed_envs.core import MissingDataError  # noqa: E402
 from seed_envs.corridor.env import CorridorEnv  # noqa: E402
 from seed_rl.cli import main  # noqa: E402
 from seed_rl.config import ConfigError, load_config  # noqa: E402
-from seed_rl.train.expert import NoExpertError  # noqa: E402
-from seed_rl.train.run_setup import make_env, run_prompt_builder  # noqa: E402
-from seed_rl.train.sft import stage1_key  # noqa: E402
-from seed_rl.train.supervised import CachedAdapter, adapter_learner  # noqa: E402
-from seed_rl.train.warm_start import (  # noqa: E402
+from seed_rl.train.setup.run_setup import make_env, run_prompt_builder  # noqa: E402
+from seed_rl.train.stage1.expert import NoExpertError  # noqa: E402
+from seed_rl.train.stage1.sft import stage1_key  # noqa: E402
+from seed_rl.train.stage1.supervised import CachedAdapter, adapter_learner  # noqa: E402
+from seed_rl.train.stage1.warm_start import (  # noqa: E402
     demonstration_pairs,
     demonstration_skills,
     held_out_split,

@@ -138,8 +138,8 @@ def evaluate_command(args: argparse.Namespace) -> dict[str, Any]:
     skill = read_skill(args)
     check_browser(env_id)
 
-    from seed_rl.train.run_setup import env_kwargs
     from seed_rl.train.saved_policy import load_eval_policy
+    from seed_rl.train.setup.run_setup import env_kwargs
 
     loaded = load_eval_policy(args.policy, env_id, visual=args.visual)
     cfg = eval_config(args, loaded, env_id)
@@ -177,8 +177,8 @@ def play(
 
     from seed_rl.evaluate.manifests import TASKS_OF, ManifestMismatch
     from seed_rl.evaluate.play import evaluate
-    from seed_rl.train.run_setup import eval_sampling, run_prompt_builder
-    from seed_rl.train.skill_prompt import FixedSkillBuilder
+    from seed_rl.train.phases.skill_prompt import FixedSkillBuilder
+    from seed_rl.train.setup.run_setup import eval_sampling, run_prompt_builder
 
     prompt_cfg = dataclasses.replace(cfg, env=TASKS_OF.get(env_id, env_id))  # the browser env reads WebShop's prompt
     local = hasattr(policy, "count_tokens") and hasattr(policy, "context_length")

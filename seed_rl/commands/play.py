@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     from seed_envs.vector import make_vec
     from seed_rl.records.transcript import format_transcript
     from seed_rl.rollout import EpisodeStart, run_episodes
-    from seed_rl.train.run_setup import env_kwargs
+    from seed_rl.train.setup.run_setup import env_kwargs
 
     kwargs = env_kwargs(args.env, args.split, args.visual, parse_env_args(args.env_arg))
     try:

@@ -3,7 +3,7 @@
     seed warmstart --config alfworld_warm
     seed warmstart --config demo warm_start_demos=32 --episodes 32 --splits valid_seen valid_unseen
 
-The warm start (seed_rl/train/warm_start.py) plays the expert on train tasks, renders each step
+The warm start (seed_rl/train/stage1/warm_start.py) plays the expert on train tasks, renders each step
 with the run's prompt builder and fine-tunes LoRA on the expert's replies; it is cached, so a
 later `seed train ... warm_start=expert` with the same keys starts from the same adapter. Both
 rows of the table play the manifest's first N tasks of each split greedily, under the run's
@@ -60,8 +60,8 @@ def warm_start_and_evaluate(
     """The untrained model and the warm-started one on the same manifest tasks of each split."""
     from seed_envs.files import atomic_write_text
     from seed_rl.compare.comparison import evaluate_policy, evaluate_start, manifest_indices
-    from seed_rl.train.run_setup import run_policy
-    from seed_rl.train.warm_start import run_warm_start
+    from seed_rl.train.setup.run_setup import run_policy
+    from seed_rl.train.stage1.warm_start import run_warm_start
 
     tasks = {split: manifest_indices(cfg, episodes, split) for split in splits}
     base = dataclasses.replace(cfg, warm_start="none")

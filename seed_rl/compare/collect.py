@@ -30,7 +30,7 @@ RUN_BUDGET_KEYS = tuple(key for key in BUDGET_KEYS if key != "seed")
 def load_run(folder: Path) -> TrainConfig:
     """The config of the finished run in ``folder`` (its ``config.yaml``), to evaluate it where it lies;
     raises, naming the folder and what it lacks, for a folder that holds no run or an unfinished one."""
-    from seed_rl.train.checkpoint import list_checkpoints
+    from seed_rl.train.learner.checkpoint import list_checkpoints
 
     path = folder / "config.yaml"
     if not folder.is_dir():

@@ -25,7 +25,7 @@ from seed_rl.compare.arm_summary import ArmResult, StartRows, group_results
 from seed_rl.compare.arms import ARMS
 from seed_rl.config import ConfigError, TrainConfig, load_config
 from seed_rl.records.run_log import read_metrics, summary_line
-from seed_rl.train.checkpoint import latest_checkpoint
+from seed_rl.train.learner.checkpoint import latest_checkpoint
 
 #: What must be equal for two arms to be compared.
 BUDGET_KEYS = (
@@ -123,7 +123,7 @@ def plan_runs(
         for seed in seeds if seeds is not None else [None]:
             group = {name: arm_config(name, config, overrides, out, seed=seed, fraction=fraction) for name in arms}
             if fraction != 1:  # a share of what? refuse now, not after the untrained model has played
-                from seed_rl.train.run_setup import split_size, train_task_pool
+                from seed_rl.train.setup.run_setup import split_size, train_task_pool
 
                 cfg = next(iter(group.values()))
                 train_task_pool(cfg, None if cfg.train_tasks else split_size(cfg))
@@ -158,7 +158,7 @@ def manifest_indices(cfg: TrainConfig, n: int, split: str = "valid_unseen") -> l
     """The split indices of the manifest's first ``n`` tasks of ``split``, checked against the env
     the arms evaluate on (the trainer evaluates by index)."""
     from seed_rl.evaluate.manifests import eval_tasks
-    from seed_rl.train.run_setup import run_env_kwargs
+    from seed_rl.train.setup.run_setup import run_env_kwargs
 
     _, tasks = eval_tasks(cfg.env, split, n, run_env_kwargs(cfg, split))
     return [t.index for t in tasks]
@@ -243,7 +243,7 @@ class EvalCurve:
 
 
 def _run_skills(run: Path) -> Any:
-    from seed_rl.train.skill_prompt import library_from_run
+    from seed_rl.train.phases.skill_prompt import library_from_run
 
     library = library_from_run(run)
     if not len(library):
@@ -280,7 +280,7 @@ def evaluate_start(
 ) -> dict[str, dict[str, Any]]:
     """``cfg``'s model before Stage 1 and RL (warm-started where ``cfg`` says so) on ``eval_tasks``,
     per split; read from ``path`` where it was played already under the same stamp."""
-    from seed_rl.train.warm_start import warm_start_key
+    from seed_rl.train.stage1.warm_start import warm_start_key
 
     stamp = {"tasks": eval_tasks, "seeds": list(eval_seeds), "model": cfg.model, "protocol": evaluation_protocol(cfg)}
     stamp["warm_start"] = warm_start_key(cfg) if cfg.warm_start != "none" else None  # (None: the base weights)
@@ -288,11 +288,11 @@ def evaluate_start(
         saved = json.loads(path.read_text(encoding="utf-8"))
         if all(saved.get(k) == v for k, v in stamp.items()):
             return saved["by_split"]
-    from seed_rl.train.run_setup import run_policy
+    from seed_rl.train.setup.run_setup import run_policy
 
     policy = run_policy(cfg)
     if cfg.warm_start != "none":
-        from seed_rl.train.warm_start import run_warm_start
+        from seed_rl.train.stage1.warm_start import run_warm_start
 
         run_warm_start(cfg, policy)
     by_split = evaluate_policy(cfg, policy, eval_tasks, eval_seeds)
@@ -307,7 +307,7 @@ def evaluate_policy(
     """``policy`` on ``eval_tasks`` of each split under ``cfg``'s evaluation protocol, no skill in
     context: each split's evaluation summary."""
     from seed_rl.evaluate.play import evaluate
-    from seed_rl.train.run_setup import eval_sampling, run_env_kwargs, run_prompt_builder
+    from seed_rl.train.setup.run_setup import eval_sampling, run_env_kwargs, run_prompt_builder
 
     builder = run_prompt_builder(cfg)
     return {

@@ -8,7 +8,7 @@ reported with its Wilson 95% interval, the score with a normal interval, and per
 family where the env has families (ALFWorld's six task types).
 
 **One protocol.** Every row of every table plays under the same sampling: greedy by default
-(``eval_temperature=0``, :func:`seed_rl.train.run_setup.eval_sampling`), kept apart from the rollouts'
+(``eval_temperature=0``, :func:`seed_rl.train.setup.run_setup.eval_sampling`), kept apart from the rollouts'
 sampling (``temperature``, ``top_p``, ``top_k``). Greedy makes a policy's score a property of its
 weights, not of one sampling seed, and gives the untrained model its best decoding too, so a gain
 is not the untrained model's sampling noise (at T=1.0 a 135M model's replies over 49k tokens are

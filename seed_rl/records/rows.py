@@ -1,6 +1,6 @@
 """The rows an update scores and trains on: :class:`ScoreRow`, a prompt and the completion tokens the
 learner scores after it, and :class:`TrainRow`, one env step of an update with the log-probs its loss
-needs. Phase 4 builds them (``seed_rl/train/train_rows.py``), the update trains on them, and the
+needs. Phase 4 builds them (``seed_rl/train/phases/train_rows.py``), the update trains on them, and the
 run's records read them (``episodes.jsonl``, :mod:`seed_rl.records.episode_log`): they live here, below
 the trainer, and need neither torch nor the trainer to be imported.
 """

@@ -41,7 +41,7 @@ def truncate_jsonl(path: str | os.PathLike[str], keep: Callable[[dict[str, Any]]
 
 def summary_line(metrics: dict[str, Any]) -> str:
     """One line per update for the terminal: success, invalid rate, length, signal, loss, the
-    collapse signs (:mod:`seed_rl.train.collapse`), SEED's gate."""
+    collapse signs (:mod:`seed_rl.train.phases.collapse`), SEED's gate."""
     parts = [
         f"update {metrics['update']:>3}",
         f"success {metrics['success']:.2f}",

@@ -63,7 +63,7 @@ def default_config(env_id: str, model: str, *, visual: bool = False, style: str 
 def run_paths(path: Path) -> tuple[Path, Path]:
     """``(run folder, checkpoint folder)`` of a run or checkpoint path; :class:`PolicyError` naming
     the missing file otherwise."""
-    from seed_rl.train.checkpoint import list_checkpoints
+    from seed_rl.train.learner.checkpoint import list_checkpoints
 
     if path.parent.name == "checkpoints" and path.name.startswith("update-"):
         run, checkpoint = path.parent.parent, path
@@ -111,9 +111,9 @@ def stage_adapters(cfg: TrainConfig, run: Path | None = None) -> list[tuple[str,
     """``(stage, adapter file)`` for each adapter the trainer merged before RL, in merge order: the
     run's own copy (``RUN/adapters/<file>``) where it has one, else this machine's cache."""
     from seed_envs.paths import cache_root
-    from seed_rl.train.sft import ADAPTER_FILE, stage1_key
-    from seed_rl.train.warm_start import ADAPTER_FILE as WARM_START_FILE
-    from seed_rl.train.warm_start import warm_start_key
+    from seed_rl.train.stage1.sft import ADAPTER_FILE, stage1_key
+    from seed_rl.train.stage1.warm_start import ADAPTER_FILE as WARM_START_FILE
+    from seed_rl.train.stage1.warm_start import warm_start_key
 
     stages = []
     if cfg.warm_start != "none":
@@ -130,7 +130,7 @@ def stage_adapters(cfg: TrainConfig, run: Path | None = None) -> list[tuple[str,
 def merge_cached_adapters(cfg: TrainConfig, policy: Any, run: Path | None = None) -> None:
     """Merge the run's warm-start and Stage-1 adapters (where it used them) into ``policy.model``,
     in the order the trainer merged them before RL (each from :func:`stage_adapters`)."""
-    from seed_rl.train.learner import Learner, LoraSettings
+    from seed_rl.train.learner.learner import Learner, LoraSettings
 
     for name, adapter in stage_adapters(cfg, run):
         if not adapter.is_file():
@@ -147,7 +147,7 @@ def merge_cached_adapters(cfg: TrainConfig, policy: Any, run: Path | None = None
 def load_run_policy(path: Path) -> EvalPolicy:
     """A run's (or checkpoint's) trained policy."""
     from seed_agent.models import ModelNotFetched, load_named_policy
-    from seed_rl.train.learner import Learner, LoraSettings
+    from seed_rl.train.learner.learner import Learner, LoraSettings
 
     run, checkpoint = run_paths(path)
     cfg = run_config(run)

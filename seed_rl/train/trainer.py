@@ -9,7 +9,7 @@ Per update ``u``:
    episode and writes a skill; a reply that does not parse means no OPD for that episode.
 4. **Teacher pass** (SEED). Every sampled action token re-scored under ``h_skill``, without
    gradient, by the pre-update policy.
-5. **Update.** ``L = L_GRPO + c_kl * KL + lambda_opd * L_opd`` (:mod:`seed_rl.train.update`).
+5. **Update.** ``L = L_GRPO + c_kl * KL + lambda_opd * L_opd`` (:mod:`seed_rl.train.phases.update`).
 6. **Log and checkpoint.** One line of ``metrics.jsonl``; a checkpoint from which a killed
    run resumes with no completed update lost.
 
@@ -18,7 +18,7 @@ At deployment no skill is used: the skill only shapes the training signal.
 **Under torchrun** (``torchrun --nproc_per_node N -m seed_rl.cli train ...``) each process
 plays its share of the update's groups (whole groups, so GRPO's advantages are its own), analyses
 and scores them, and trains on its rows; losses, statistics and gradients are summed over the
-processes (:mod:`seed_rl.train.distributed`), so every process takes the same optimizer step. The main
+processes (:mod:`seed_rl.train.learner.distributed`), so every process takes the same optimizer step. The main
 process writes the run's files from the whole update's batch, gathered from every process. With
 ``fsdp=true`` the learner's weights are sharded over the processes (``Learner(fsdp=True)``), and
 every pass over them runs on every process in step (sampling is vLLM's then).
@@ -49,26 +49,18 @@ from seed_rl.records.episode_log import append_episodes, episode_records, trunca
 from seed_rl.records.rows import TrainRow
 from seed_rl.records.run_log import RunLog, truncate_jsonl
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
-from seed_rl.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
-from seed_rl.train.collapse import CollapseWatch
-from seed_rl.train.distributed import (
+from seed_rl.train.learner.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from seed_rl.train.learner.distributed import (
     barrier,
     broadcast_parameters,
     gather_objects,
     init_from_env,
     run_on_main,
 )
-from seed_rl.train.learner import Learner, LoraSettings
-from seed_rl.train.phase_timer import PhaseTimer
-from seed_rl.train.run_setup import (
-    eval_sampling,
-    run_env_kwargs,
-    run_policy,
-    run_prompt_builder,
-    run_sampling,
-    train_task_pool,
-)
-from seed_rl.train.skill_pass import (
+from seed_rl.train.learner.learner import Learner, LoraSettings
+from seed_rl.train.phases.collapse import CollapseWatch
+from seed_rl.train.phases.phase_timer import PhaseTimer
+from seed_rl.train.phases.skill_pass import (
     AnalyzerSettings,
     SkillReport,
     add_to_library,
@@ -77,16 +69,24 @@ from seed_rl.train.skill_pass import (
     low_parse_rate_warning,
     write_skills,
 )
-from seed_rl.train.skill_prompt import LibrarySkillBuilder, play_with_task_skills
-from seed_rl.train.train_rows import RowPasses, drop_frozen_states, train_rows
-from seed_rl.train.update import LossSettings, optimize, trains
-from seed_rl.train.update_batch import (
+from seed_rl.train.phases.skill_prompt import LibrarySkillBuilder, play_with_task_skills
+from seed_rl.train.phases.train_rows import RowPasses, drop_frozen_states, train_rows
+from seed_rl.train.phases.update import LossSettings, optimize, trains
+from seed_rl.train.phases.update_batch import (
     UpdateBatch,
     advantage_batch,
     merge_batches,
     skill_log_rows,
     slowest_seconds,
     update_metrics,
+)
+from seed_rl.train.setup.run_setup import (
+    eval_sampling,
+    run_env_kwargs,
+    run_policy,
+    run_prompt_builder,
+    run_sampling,
+    train_task_pool,
 )
 
 #: The share of ``memory_budget_gb`` a rollout may fill with the sampler's frozen states (beside
@@ -142,7 +142,7 @@ class Trainer:
         self.policy.engine.layout.share_groups = cfg.share_episode_prefix
         self.warm_start_report: dict[str, Any] | None = None
         if cfg.warm_start != "none":
-            from seed_rl.train.warm_start import run_warm_start
+            from seed_rl.train.stage1.warm_start import run_warm_start
 
             # as Stage 1: the main process trains the adapter into the cache, the others load it
             self.warm_start_report = run_on_main(lambda: run_warm_start(cfg, self.policy, self.run_dir))
@@ -150,7 +150,7 @@ class Trainer:
                 run_warm_start(cfg, self.policy, self.run_dir)
         self.stage1_report: dict[str, Any] | None = None
         if cfg.sft:
-            from seed_rl.train.sft import run_stage1
+            from seed_rl.train.stage1.sft import run_stage1
 
             # the main process trains the adapter into the cache; the others then load it from there
             self.stage1_report = run_on_main(lambda: run_stage1(cfg, self.policy, self.run_dir))
@@ -175,7 +175,7 @@ class Trainer:
             broadcast_parameters(self.learner.trainable)  # every process starts from the main one's adapters
         self.rollout_backend = None
         if cfg.rollout_engine == "vllm":
-            from seed_rl.train.rollout_backend import start_rollout_backend
+            from seed_rl.train.setup.rollout_backend import start_rollout_backend
 
             self.rollout_backend = start_rollout_backend(cfg, self.learner, self.run_dir, rank=self.rank)
         #: What samples rollouts and the current policy's skills: the learner's model, or vLLM
@@ -266,7 +266,8 @@ class Trainer:
 
     @property
     def row_passes(self) -> RowPasses:
-        """The passes phase 4 runs beside the rollout's log-probs (:func:`~seed_rl.train.train_rows.train_rows`)."""
+        """The passes phase 4 runs beside the rollout's log-probs
+        (:func:`~seed_rl.train.phases.train_rows.train_rows`)."""
         return RowPasses(
             rescores=self.cfg.rescores,
             rescore_pass=self.rescore_pass,
@@ -404,10 +405,10 @@ class Trainer:
 
     # ------------------------------------------------- 3. hindsight skills
     def analyze(self, batch: UpdateBatch, u: int) -> tuple[list[SkillResult | None], SkillReport]:
-        """One hindsight skill per episode (:func:`~seed_rl.train.skill_pass.write_skills`) from the
+        """One hindsight skill per episode (:func:`~seed_rl.train.phases.skill_pass.write_skills`) from the
         run's analyzer: the scripted annotator, the static library once built, or a policy (the
         current one, the initial one, or an external server). With ``step_skills``, each keeps its
-        step skills at its critical steps only (:func:`~seed_rl.train.skill_pass.keep_critical_steps`)."""
+        step skills at its critical steps only (:func:`~seed_rl.train.phases.skill_pass.keep_critical_steps`)."""
         cfg, episodes = self.cfg, batch.episodes
         if cfg.analyzer == "scripted":
             source = "scripted"
@@ -473,7 +474,7 @@ class Trainer:
         task_skills: list[str] | None = None,
     ) -> EvalResult:
         """The current policy on fixed tasks of ``split`` under the run's evaluation protocol
-        (:func:`~seed_rl.train.run_setup.eval_sampling`; ``temperature`` overrides it), with no skill
+        (:func:`~seed_rl.train.setup.run_setup.eval_sampling`; ``temperature`` overrides it), with no skill
         (the paper's deployment), with the best match of ``skills`` for each task in its prompts (the
         Skill-Prompt ablation), or with ``task_skills[k]`` in every prompt of task ``k`` (SEED's
         precondition: does a skill in context change what the policy does?)."""

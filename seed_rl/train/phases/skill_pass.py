@@ -42,7 +42,7 @@ from seed_rl.config import TrainConfig
 from seed_rl.progress import bar
 from seed_rl.records.rows import ScoreRow
 from seed_rl.rollout import Episode
-from seed_rl.train.learner import Learner
+from seed_rl.train.learner.learner import Learner
 
 
 def external_analyzer(url: str) -> Policy:

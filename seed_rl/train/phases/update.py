@@ -38,8 +38,8 @@ import torch
 from seed_rl.algo.losses import seed_loss, token_weight, truncated_is_weights
 from seed_rl.config import TrainConfig
 from seed_rl.records.rows import TrainRow
-from seed_rl.train.distributed import is_distributed, sum_dicts_over_processes, sum_over_processes
-from seed_rl.train.learner import Learner
+from seed_rl.train.learner.distributed import is_distributed, sum_dicts_over_processes, sum_over_processes
+from seed_rl.train.learner.learner import Learner
 
 
 @dataclass(frozen=True)

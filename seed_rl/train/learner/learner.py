@@ -8,7 +8,7 @@ One model object serves three roles:
   (``grad=False``: old log-probs, SEED's teacher pass under ``h_skill``), batched into
   micro-batches bounded by a token budget (:func:`pack_by_tokens`), not a row count: the
   smaller of ``token_budget`` and the tokens whose pass fits in ``memory_budget_gb``
-  (:mod:`seed_rl.train.memory`), with gradient checkpointing switched on when a single row needs it;
+  (:mod:`seed_rl.train.learner.memory`), with gradient checkpointing switched on when a single row needs it;
 - the **reference** of the KL term (:meth:`Learner.reference`): with LoRA, the same model
   with its adapters disabled (no extra memory); with full fine-tuning, a frozen copy.
 
@@ -32,8 +32,8 @@ from seed_agent.policies.base import PromptImages
 from seed_agent.policies.hf import GroupLayout, TransformersPolicy
 from seed_rl.config import TrainConfig
 from seed_rl.records.rows import ScoreRow
-from seed_rl.train.distributed import max_over_processes, sum_gradients, whole
-from seed_rl.train.memory import (
+from seed_rl.train.learner.distributed import max_over_processes, sum_gradients, whole
+from seed_rl.train.learner.memory import (
     GLIBC_SLACK,
     MemoryBudgetError,
     MemoryModel,
@@ -42,7 +42,7 @@ from seed_rl.train.memory import (
     plan_micro_batch,
     return_freed_memory_to_os,
 )
-from seed_rl.train.packing import pack_by_tokens
+from seed_rl.train.learner.packing import pack_by_tokens
 
 FINETUNE_MODES = ("lora", "full")
 #: The attention projections of Llama/Qwen-style models.
@@ -317,7 +317,7 @@ class Learner:
 
         For a pass with gradient where even the longest row does not fit, gradient checkpointing is
         switched on (for the rest of the run); where it does not fit checkpointed either,
-        :class:`~seed_rl.train.memory.MemoryBudgetError` says by how much."""
+        :class:`~seed_rl.train.learner.memory.MemoryBudgetError` says by how much."""
         if self.memory_budget is None or not rows:
             return None
         plan = plan_micro_batch(
@@ -341,7 +341,7 @@ class Learner:
 
     def _return_freed_memory_if_tight(self, rows: Sequence[ScoreRow], tokens: int, grad: bool) -> None:
         """Switch glibc to returning freed activations at once (slower) only where its default
-        slack (:data:`~seed_rl.train.memory.GLIBC_SLACK`) over the largest micro-batch (``tokens`` padded
+        slack (:data:`~seed_rl.train.learner.memory.GLIBC_SLACK`) over the largest micro-batch (``tokens`` padded
         tokens) would overflow the budget; a budget with room keeps the faster default. (Not on a GPU:
         its activations are not glibc's.)"""
         if self.returning_freed_memory or self.memory_budget is None or not rows or self.policy.device.type != "cpu":
@@ -386,7 +386,9 @@ class Learner:
         """Clip the accumulated gradient, take one optimizer step, zero the gradient; returns the
         gradient norm before clipping."""
         if not self.fsdp:  # FSDP has summed (reduce-scattered) them already
-            sum_gradients(self.trainable)  # over data-parallel processes (seed_rl.train.distributed); a no-op alone
+            sum_gradients(
+                self.trainable
+            )  # over data-parallel processes (seed_rl.train.learner.distributed); a no-op alone
         norm = torch.nn.utils.clip_grad_norm_(self.trainable, self.grad_clip if self.grad_clip > 0 else float("inf"))
         norm = whole(norm)
         self.optimizer.step()

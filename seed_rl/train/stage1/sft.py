@@ -45,10 +45,10 @@ from seed_rl.config import TrainConfig
 from seed_rl.progress import bar
 from seed_rl.records.rows import ScoreRow
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
-from seed_rl.train.expert import NoisyExpertAgent
-from seed_rl.train.learner import Learner
-from seed_rl.train.phase_timer import PhaseTimer
-from seed_rl.train.run_setup import (
+from seed_rl.train.learner.learner import Learner
+from seed_rl.train.phases.phase_timer import PhaseTimer
+from seed_rl.train.phases.skill_pass import AnalyzerSettings, external_analyzer, write_skills
+from seed_rl.train.setup.run_setup import (
     ADAPTER_KEYS,
     UNBOUNDED_TASKS,
     run_env_kwargs,
@@ -57,9 +57,9 @@ from seed_rl.train.run_setup import (
     settings_key,
     train_task_pool,
 )
-from seed_rl.train.skill_pass import AnalyzerSettings, external_analyzer, write_skills
-from seed_rl.train.supervised import CachedAdapter, adapter_learner, fit_rows, mean_nll, pair_rows
-from seed_rl.train.warm_start import demonstration_pairs, warm_start_key
+from seed_rl.train.stage1.expert import NoisyExpertAgent
+from seed_rl.train.stage1.supervised import CachedAdapter, adapter_learner, fit_rows, mean_nll, pair_rows
+from seed_rl.train.stage1.warm_start import demonstration_pairs, warm_start_key
 
 #: Random-action rates of the noisy expert, cycled over its episodes.
 NOISE_LEVELS = (0.0, 0.25, 0.5, 0.75)

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from seed_envs.files import staged_dir
-from seed_rl.train.learner import Learner
+from seed_rl.train.learner.learner import Learner
 
 _NAME = re.compile(r"^update-(\d{6})$")
 

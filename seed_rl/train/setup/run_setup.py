@@ -108,7 +108,8 @@ def run_policy(cfg: TrainConfig) -> Any:
 
 
 #: The settings every cached adapter of a run depends on (its model, env, prompts, LoRA and numerics);
-#: a stage's key adds its own (:func:`~seed_rl.train.sft.stage1_key`, :func:`~seed_rl.train.warm_start.warm_start_key`).
+#: a stage's key adds its own (:func:`~seed_rl.train.stage1.sft.stage1_key`,
+#: :func:`~seed_rl.train.stage1.warm_start.warm_start_key`).
 ADAPTER_KEYS = (
     "model",
     "env",

@@ -24,7 +24,7 @@ import torch
 
 from seed_agent.models import MODELS, is_fetched, model_dir
 from seed_envs.core import MissingDataError
-from seed_rl.train.distributed import whole
+from seed_rl.train.learner.distributed import whole
 
 ADAPTERS_DIR = "rollout_adapters"
 

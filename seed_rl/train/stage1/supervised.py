@@ -22,7 +22,7 @@ from seed_rl.algo.losses import token_mean
 from seed_rl.config import TrainConfig
 from seed_rl.progress import bar
 from seed_rl.records.rows import ScoreRow
-from seed_rl.train.learner import Learner, LoraSettings
+from seed_rl.train.learner.learner import Learner, LoraSettings
 
 #: Pairs per optimizer step.
 PAIRS_PER_STEP = 4

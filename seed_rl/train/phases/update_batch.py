@@ -18,8 +18,8 @@ from seed_rl.algo.gigpo import StepCredit, gigpo_advantages, step_credit
 from seed_rl.config import TrainConfig
 from seed_rl.records.rows import TrainRow
 from seed_rl.rollout import Episode
-from seed_rl.train.collapse import action_metrics
-from seed_rl.train.skill_pass import SkillReport
+from seed_rl.train.phases.collapse import action_metrics
+from seed_rl.train.phases.skill_pass import SkillReport
 
 
 @dataclass

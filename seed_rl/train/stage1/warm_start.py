@@ -3,7 +3,7 @@
 A small model that never wins gives GRPO nothing to compare (every group ties at 0). The usual
 way out, as in behaviour cloning before RL, is to fine-tune on demonstrations first:
 
-1. the env's expert (:class:`~seed_rl.train.expert.NoisyExpertAgent`) plays
+1. the env's expert (:class:`~seed_rl.train.stage1.expert.NoisyExpertAgent`) plays
    ``warm_start_demos`` **train** tasks (never a valid split), taking a random admissible
    action at rate ``warm_start_noise``, so that recovering from a mistake is demonstrated;
 2. every step is rendered by the run's own prompt builder, action style and history length,
@@ -18,7 +18,7 @@ way out, as in behaviour cloning before RL, is to fine-tune on demonstrations fi
    context (the teacher) acts better than without (the student), is made true the same way for
    every arm that starts from the adapter;
 4. the policy is fine-tuned on (prompt, reply) pairs, LoRA by default
-   (:mod:`seed_rl.train.supervised`), with a share of the demonstrations held out to measure
+   (:mod:`seed_rl.train.stage1.supervised`), with a share of the demonstrations held out to measure
    the demonstration loss before and after.
 
 The adapter is cached under a key of everything that determines it, and merged into the
@@ -49,10 +49,16 @@ from seed_envs.vector import make_vec
 from seed_rl.config import TrainConfig
 from seed_rl.progress import bar
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
-from seed_rl.train.expert import NoisyExpertAgent
-from seed_rl.train.learner import Learner
-from seed_rl.train.run_setup import ADAPTER_KEYS, run_env_kwargs, run_prompt_builder, settings_key, train_task_pool
-from seed_rl.train.supervised import CachedAdapter, adapter_learner, fit_rows, mean_nll, pair_rows
+from seed_rl.train.learner.learner import Learner
+from seed_rl.train.setup.run_setup import (
+    ADAPTER_KEYS,
+    run_env_kwargs,
+    run_prompt_builder,
+    settings_key,
+    train_task_pool,
+)
+from seed_rl.train.stage1.expert import NoisyExpertAgent
+from seed_rl.train.stage1.supervised import CachedAdapter, adapter_learner, fit_rows, mean_nll, pair_rows
 
 ADAPTER_FILE = "warm_start_adapter.safetensors"
 REPORT_FILE = "warm_start_report.json"

@@ -5,7 +5,7 @@ log-probs its loss needs:
   re-scored in a pass of their own or taken from the update's one pass with gradient;
 - ``ref_logp``: the reference policy's, for the KL term (``kl_coef > 0``);
 - ``skill_logp``: the teacher's, ``log pi(a | h_skill)`` (SEED's OPD,
-  :func:`~seed_rl.train.skill_pass.teacher_logprobs`), where ``lambda_opd > 0``.
+  :func:`~seed_rl.train.phases.skill_pass.teacher_logprobs`), where ``lambda_opd > 0``.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ import torch
 from seed_agent.skills import Skill
 from seed_rl.records.rows import ScoreRow, TrainRow
 from seed_rl.rollout import StepRow
-from seed_rl.train.learner import Learner
-from seed_rl.train.phase_timer import PhaseTimer
-from seed_rl.train.skill_pass import teacher_logprobs
-from seed_rl.train.update import LossSettings, trains
-from seed_rl.train.update_batch import UpdateBatch
+from seed_rl.train.learner.learner import Learner
+from seed_rl.train.phases.phase_timer import PhaseTimer
+from seed_rl.train.phases.skill_pass import teacher_logprobs
+from seed_rl.train.phases.update import LossSettings, trains
+from seed_rl.train.phases.update_batch import UpdateBatch
 
 
 @dataclass(frozen=True)
