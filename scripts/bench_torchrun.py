@@ -43,7 +43,7 @@ def main() -> None:
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args()
     cores = os.cpu_count() or 1
-    base = ["--config", args.config, f"updates={args.updates}", "progress=false", *args.overrides]
+    base = ["--config", args.config, f"updates={args.updates}", "progress=false", "warm_start=none", *args.overrides]
     train = [sys.executable, "-m", "seed_rl.cli", "train"]
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={args.processes}"]
     rows, results = [], {}

@@ -35,7 +35,7 @@ PHASES = ("rollout", "rescore", "update", "sync", "total")
 
 def one_run(backend: str, model: str, updates: int, run_dir: Path, dtype: str) -> tuple[Trainer, list[dict]]:
     overrides = [f"model={model}", f"rollout_engine={backend}", f"updates={updates}", "progress=false"]
-    overrides += [f"run_dir={run_dir}", f"vllm_dtype={dtype}"]
+    overrides += [f"run_dir={run_dir}", f"vllm_dtype={dtype}", "warm_start=none"]
     trainer = Trainer(load_config("demo", overrides))
     started = time.perf_counter()
     metrics = [trainer.update() for _ in range(updates)]

@@ -40,7 +40,7 @@ def main() -> None:
     parser.add_argument("--trajectories", type=int, default=24)
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE")
     args = parser.parse_args()
-    base = load_config(args.config, [*args.overrides, "progress=false"])
+    base = load_config(args.config, ["warm_start=none", *args.overrides, "progress=false"])
     episodes = held_out_episodes(base, load_named_policy(base.model), args.trajectories, offset=3)
     won = sum(e.won for e in episodes)
     print(f"{len(episodes)} held-out trajectories of {base.env} ({won} won), analysed greedily\n", flush=True)

@@ -364,6 +364,7 @@ def test_one_long_history_update_of_smollm2_stays_within_the_budget(tmp_path, us
     overrides = [
         "model=smollm2",
         "history_length=-1",
+        "warm_start=none",
         "max_steps=4",
         "tasks_per_update=1",
         "group_size=2",

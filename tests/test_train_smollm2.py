@@ -13,6 +13,7 @@ pytestmark = pytest.mark.slow
 #: One optimizer step per update (the path whose old log-probs come from the pass itself).
 SMALL = [
     "model=smollm2",
+    "warm_start=none",  # (the demo config warm-starts; these tests measure RL from the base model)
     "tasks_per_update=2",
     "group_size=4",
     "max_steps=4",
