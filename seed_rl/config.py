@@ -172,6 +172,10 @@ class WarmStartKeys:
     # every demonstration step also rendered with its episode's scripted hindsight skill in context
     # (as SEED's teacher pass injects one), so that the policy learns to act on a skill when there is one
     warm_start_skills: bool = False
+    # the label of a pair with the skill of a won demonstration in context: "expert" (the expert's move,
+    # as without the skill) or "taken" (the move the episode took, which its workflow skill names: with
+    # warm_start_noise, where the episode took a random move, only the skill tells the label)
+    warm_start_skill_labels: str = "expert"
     # the warm start's own seed (its demonstrations, LoRA init and shuffling), apart from the run's:
     # every training seed of a comparison then starts from the same adapter, its start row
     warm_start_seed: int = 0
@@ -386,6 +390,12 @@ def check_warm_start(cfg: TrainConfig) -> None:
             raise ConfigError(f"{key}={getattr(cfg, key)!r} is not allowed; {key} must be in [0, 1)")
     if not cfg.warm_start_lr > 0:
         raise ConfigError(f"warm_start_lr={cfg.warm_start_lr!r} is not allowed; warm_start_lr must be > 0")
+    _one_of(cfg, warm_start_skill_labels=("expert", "taken"))
+    if cfg.warm_start_skill_labels == "taken" and not (cfg.warm_start_skills and cfg.warm_start_noise > 0):
+        raise ConfigError(
+            "warm_start_skill_labels=taken needs warm_start_skills=true and warm_start_noise > 0: without "
+            "the skill pairs or the random moves, every taken move is the expert's and nothing changes"
+        )
 
 
 def check_stage1(cfg: TrainConfig) -> None:

@@ -16,7 +16,11 @@ way out, as in behaviour cloning before RL, is to fine-tune on demonstrations fi
    (``h_skill``, :func:`~seed_agent.skills.inject.inject_within_budget`). The model then also
    learns to act on a skill when one is there: SEED's premise, that the policy with a skill in
    context (the teacher) acts better than without (the student), is made true the same way for
-   every arm that starts from the adapter;
+   every arm that starts from the adapter. With ``warm_start_skill_labels=taken`` the label of a
+   skill pair of a **won** demonstration is the move the episode took, which its workflow skill
+   names, not the expert's: where ``warm_start_noise`` made the episode take a random move, the
+   observation does not tell that label and only the skill does, so reading the skill lowers the
+   loss (with expert labels it never does: the expert's move is a function of the observation);
 4. the policy is fine-tuned on (prompt, reply) pairs, LoRA by default
    (:mod:`seed_rl.train.stage1.supervised`), with a share of the demonstrations held out to measure
    the demonstration loss before and after.
@@ -87,6 +91,9 @@ class Demonstrations:
     skill_pairs: int = 0
     #: Steps whose prompt could not take the skill within the context (rendered without it only).
     skill_cut_steps: int = 0
+    #: Skill pairs labelled with the step's own (random) move instead of the expert's
+    #: (``skill_labels="taken"``): the pairs whose label only the skill tells.
+    skill_labels_taken: int = 0
 
     def counts(self) -> dict[str, int]:
         return {
@@ -98,6 +105,7 @@ class Demonstrations:
             "long_replies": self.long_replies,
             "skill_pairs": self.skill_pairs,
             "skill_cut_steps": self.skill_cut_steps,
+            "skill_labels_taken": self.skill_labels_taken,
         }
 
 
@@ -132,6 +140,8 @@ def warm_start_key(cfg: TrainConfig) -> str:
     extra: dict[str, Any] = {"format": DEMONSTRATION_FORMAT}
     if cfg.warm_start_skills:  # (only when on: the adapters of earlier configs keep their keys)
         extra["skills"] = {"words": cfg.sft_skill_words}
+        if cfg.warm_start_skill_labels != "expert":
+            extra["skills"]["labels"] = cfg.warm_start_skill_labels
     return settings_key(warm_start_config(cfg), keys, extra)
 
 
@@ -190,26 +200,36 @@ def demonstration_pairs(
     max_new_tokens: int,
     skills: Sequence[SkillResult | None] | None = None,
     inject_skill: SkillInjector | None = None,
+    skill_labels: str = "expert",
 ) -> Demonstrations:
     """Each labelled step of ``episodes`` as (the prompt the policy read, the expert's reply after
     the prompt's prefill); with ``skills`` (one per episode) and ``inject_skill``, each such step
-    also as (that prompt with its episode's skill in context, the same reply). The counts say what
-    was cut or left out."""
+    also as (that prompt with its episode's skill in context, the same reply, or with
+    ``skill_labels="taken"`` in a won episode, the reply of the step's own action). The counts say
+    what was cut or left out."""
     if skills is not None and (inject_skill is None or len(skills) != len(episodes)):
         raise ValueError("skills needs inject_skill and one skill (or None) per episode")
+    if skill_labels not in ("expert", "taken"):
+        raise ValueError(f"skill_labels must be 'expert' or 'taken', got {skill_labels!r}")
     demos = Demonstrations()
+
+    def reply_after_prefill(prompt: ChatPrompt, action: str) -> str | None:
+        reply = builder.reply(action)
+        if not reply.startswith(prompt.prefill):
+            raise ValueError(f"the reply {reply!r} does not start with the prefill {prompt.prefill!r}")
+        reply = reply[len(prompt.prefill) :]
+        return reply if count_reply_tokens(reply) <= max_new_tokens else None
+
     for k, episode in enumerate(episodes):
         skill = skills[k] if skills is not None else None
+        taken_labels = skill_labels == "taken" and episode.won
         for row in episode.rows:
             demos.steps += 1
             if row.expert_action is None or row.prompt is None:
                 demos.unlabelled_steps += 1
                 continue
-            reply = builder.reply(row.expert_action)
-            if not reply.startswith(row.prompt.prefill):
-                raise ValueError(f"the expert's reply {reply!r} does not start with the prefill {row.prompt.prefill!r}")
-            reply = reply[len(row.prompt.prefill) :]
-            if count_reply_tokens(reply) > max_new_tokens:
+            reply = reply_after_prefill(row.prompt, row.expert_action)
+            if reply is None:
                 demos.long_replies += 1
                 continue
             demos.noisy_steps += row.action != row.expert_action
@@ -222,7 +242,12 @@ def demonstration_pairs(
                 if h_skill is None:
                     demos.skill_cut_steps += 1
                     continue
-                demos.pairs.append((h_skill, reply))
+                skill_reply = reply_after_prefill(row.prompt, row.action) if taken_labels else reply
+                if skill_reply is None:
+                    demos.long_replies += 1
+                    continue
+                demos.skill_labels_taken += skill_reply != reply
+                demos.pairs.append((h_skill, skill_reply))
                 demos.tasks.append(episode.task_id)
                 demos.skill_pairs += 1
     return demos
@@ -273,6 +298,7 @@ def _train(cfg: TrainConfig, policy: TransformersPolicy, learner: Learner, start
         max_new_tokens=cfg.max_new_tokens,
         skills=skills,
         inject_skill=skill_injector(learner.count_tokens, learner.context_length - cfg.max_new_tokens),
+        skill_labels=cfg.warm_start_skill_labels,
     )
     if not demos.pairs:
         counts = demos.counts()
@@ -308,7 +334,10 @@ def _train(cfg: TrainConfig, policy: TransformersPolicy, learner: Learner, start
     loss_text = "" if before is None else f"; held-out demonstration loss {before:.3f} -> {after:.3f}"
     skill_text = ""
     if skills is not None:
-        skill_text = f" (of all {len(demos.pairs)} pairs, {demos.skill_pairs} with their episode's skill in context)"
+        skill_text = f" (of all {len(demos.pairs)} pairs, {demos.skill_pairs} with their episode's skill in context"
+        if demos.skill_labels_taken:
+            skill_text += f", {demos.skill_labels_taken} labelled with the move the skill names"
+        skill_text += ")"
     print(
         f"warm start: {len(train_rows)} expert steps{skill_text} from {len(episodes)} train episodes (expert success "
         f"{report['expert_success']:.0%}, {demos.cut_steps} prompts cut by whole turns, {demos.noisy_steps} "
