@@ -156,6 +156,44 @@ def test_skill_aware_demonstrations_render_each_step_with_and_without_its_episod
         demonstration_pairs(episodes, builder, count_reply_tokens=reply_tokens, max_new_tokens=64, skills=skills)
 
 
+def test_taken_skill_labels_follow_the_moves_a_won_episodes_skill_names():
+    cfg = demo_config("seed/Sokoban-v0", *ENV_SETTINGS["seed/Sokoban-v0"], "warm_start_noise=0.35", "max_steps=6")
+    builder = run_prompt_builder(cfg)
+    episodes = play_demonstrations(cfg, builder, 24)
+    skills = demonstration_skills(episodes, 30)
+    words = lambda prompt: len(prompt.user_text.split())  # noqa: E731
+    kwargs = dict(
+        count_reply_tokens=reply_tokens, max_new_tokens=64, skills=skills, inject_skill=skill_injector(words, 10_000)
+    )
+    expert = demonstration_pairs(episodes, builder, **kwargs)
+    taken = demonstration_pairs(episodes, builder, skill_labels="taken", **kwargs)
+    assert taken.pairs[0::2] == expert.pairs[0::2]  # without a skill, the label stays the expert's
+    replies = iter(zip(expert.pairs[1::2], taken.pairs[1::2], strict=True))
+    differ = 0
+    for episode in episodes:
+        for row in episode.rows:
+            (h_skill, expert_reply), (same_prompt, taken_reply) = next(replies)
+            assert same_prompt == h_skill
+            action = row.action if episode.won else row.expert_action
+            assert builder.reply(action).endswith(taken_reply) and builder.reply(row.expert_action).endswith(
+                expert_reply
+            )
+            differ += taken_reply != expert_reply
+    assert differ == taken.skill_labels_taken > 0 and expert.skill_labels_taken == 0
+    assert any(not e.won for e in episodes)  # lost episodes (avoidance rules) were there, and kept the expert's labels
+    with pytest.raises(ConfigError, match="warm_start_skill_labels=taken needs"):
+        load_config(None, ["model=tiny-random", "warm_start=expert", "warm_start_skill_labels=taken"])
+    with pytest.raises(ConfigError, match="warm_start_skill_labels must be one of: expert, taken"):
+        load_config(None, ["model=tiny-random", "warm_start=expert", "warm_start_skill_labels=skill"])
+    keyed = lambda *extra: warm_start_key(demo_config(*extra))  # noqa: E731
+    noisy = ("seed/Sokoban-v0", "warm_start_skills=true", "warm_start_noise=0.35")
+    assert (
+        keyed(*noisy, "warm_start_skill_labels=taken")
+        != keyed(*noisy)
+        == keyed(*noisy, "warm_start_skill_labels=expert")
+    )
+
+
 def test_held_out_demonstrations_are_whole_tasks():
     cfg = demo_config("seed/Corridor-v0", "max_steps=4")
     builder = run_prompt_builder(cfg)
