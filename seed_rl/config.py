@@ -154,6 +154,9 @@ class SeedKeys:
     analyzer_prefill: bool = True
     analyzer_repetition_penalty: float = 1.2  # greedy analysis by small models loops without it
     skill_reserve_tokens: int = 160  # prompt room kept free for an injected skill
+    # SEED's premise on each update's own batch: every episode with a skill played again with it in
+    # context, its success set beside the rollout's without it (seed_rl/train/phases/skill_probe.py)
+    skill_probe: bool = False
 
 
 @dataclass

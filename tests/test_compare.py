@@ -118,6 +118,30 @@ def test_the_compute_columns_add_up_the_phases_stage1_and_tokens():
     assert train_seconds(arm) == 30.0 and train_seconds(ArmResult("grpo", load_config("demo"), metrics, {})) == 24.0
 
 
+def test_the_signal_table_gives_each_update_its_gate_and_pooled_skill_probe():
+    from seed_rl.compare.arm_summary import ArmResult, ArmSummary
+    from seed_rl.compare.table import signal_table
+    from seed_rl.config import load_config
+
+    def probe(n, with_skill, without, gained, lost, gate):
+        keys = ("episodes", "success", "success_without", "gained", "lost")
+        line = {f"skill_probe_{k}": v for k, v in zip(keys, (n, with_skill, without, gained, lost), strict=True)}
+        return {"gate_mean": gate, "delta_pos_frac": 0.5, **line}
+
+    seed0 = [probe(4, 0.75, 0.25, 2, 0, 0.4), probe(4, 0.5, 0.5, 1, 1, 0.5)]
+    seed1 = [probe(2, 0.5, 0.0, 1, 0, 0.6), probe(4, 1.0, 0.75, 1, 0, 0.7)]
+    seed = ArmSummary("seed", 1.0, [ArmResult("seed", load_config("demo"), m, {}) for m in (seed0, seed1)])
+    grpo = ArmSummary("grpo", 1.0, [ArmResult("grpo", load_config("demo"), [{"success": 0.5}] * 2, {})])
+    cells = lambda line: [c.strip() for c in line.strip("|").split("|")]  # noqa: E731
+    rows = [cells(line) for line in signal_table([grpo, seed]).splitlines() if line.startswith("| seed")]
+    # update 1: gate (0.4 + 0.6) / 2; probe (3 + 1) of 6 with, (1 + 0) of 6 without; update 2: (2 + 4) / 8, (2 + 3) / 8
+    assert rows == [
+        ["seed", "1", "0.50", "0.50", "67 / 17 (3 / 0, n=6)"],
+        ["seed", "2", "0.60", "0.50", "75 / 62 (2 / 1, n=8)"],
+    ]
+    assert signal_table([grpo]) == ""  # no skills, no gate: no table
+
+
 def test_several_training_seeds_data_fractions_and_splits(tmp_path, capsys):
     out = tmp_path / "cmp"
     args = [

@@ -18,6 +18,7 @@ from seed_rl.cli import main  # noqa: E402
 from seed_rl.config import ConfigError, load_config  # noqa: E402
 from seed_rl.records.run_log import read_metrics  # noqa: E402
 from seed_rl.train.learner.checkpoint import list_checkpoints  # noqa: E402
+from seed_rl.train.phases.skill_probe import probe_metrics  # noqa: E402
 from seed_rl.train.trainer import Trainer, train  # noqa: E402
 
 #: Small enough for CI: 2 tasks x 2 rollouts, episodes of at most 3 steps.
@@ -65,6 +66,36 @@ def test_two_seed_updates_with_oracle_skills_run_the_teacher_pass_and_opd(tmp_pa
         assert m["seconds_teacher"] > 0
     skills = [json.loads(line) for line in (tmp_path / "run" / "skills.jsonl").read_text().splitlines()]
     assert len(skills) == 2 * 4 and all(s["parsed"] and s["skill"] for s in skills)
+
+
+def test_the_skill_probe_plays_each_skill_again_and_changes_nothing_in_training(tmp_path):
+    seed = ("algo=seed", "analyzer=scripted", "updates=2", "lambda_opd=0.5", "seed=3")
+    plain = train(config(tmp_path / "plain", *seed))
+    probed = train(config(tmp_path / "probed", *seed, "skill_probe=true"))
+    probe_keys = {k for m in probed for k in m if k.startswith("skill_probe")}
+    assert probe_keys == {f"skill_probe_{k}" for k in ("episodes", "success", "success_without", "gained", "lost")}
+    for m, p in zip(plain, probed, strict=True):
+        assert p["skill_probe_episodes"] == 4  # every episode got a scripted skill
+        assert p["skill_probe_success_without"] == m["success"]  # paired with the rollout's own episodes
+        n_with, n_without = 4 * p["skill_probe_success"], 4 * p["skill_probe_success_without"]
+        assert n_with - n_without == p["skill_probe_gained"] - p["skill_probe_lost"]
+        assert p["seconds_probe"] > 0 == m["seconds_probe"]
+        # the probe has its own envs and sampling seed: the training is the same, to the bit
+        same = {k: v for k, v in m.items() if not k.startswith("seconds") and k != "tokens_per_second"}
+        assert {k: p[k] for k in same} == same
+
+
+def test_probe_metrics_pair_each_probed_episode_with_its_rollout_outcome():
+    without = [True, False, False, True, False]
+    with_skill = [True, True, None, False, True]  # the third episode got no skill
+    assert probe_metrics(without, with_skill) == {
+        "skill_probe_episodes": 4.0,
+        "skill_probe_success": 0.75,
+        "skill_probe_success_without": 0.5,
+        "skill_probe_gained": 2.0,
+        "skill_probe_lost": 1.0,
+    }
+    assert probe_metrics([True], [None]) == {}
 
 
 def test_seed_at_lambda_zero_writes_skills_but_runs_no_teacher_pass(tmp_path):

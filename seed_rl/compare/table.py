@@ -51,6 +51,9 @@ def comparison_report(starts: StartRows, arms: Sequence[ArmSummary], differing: 
         family = family_table(starts, arms, split)
         if family:
             parts += ["", f"Success % per task family ({split}):", "", family]
+    signal = signal_table(arms)
+    if signal:
+        parts += ["", "SEED's signal per update (means over training seeds; the skill probe pooled):", "", signal]
     episodes = episodes_table(starts, arms, splits[0])
     if episodes:
         parts += ["", f"Success % against training episodes consumed ({splits[0]}; [95% CI]):", "", episodes]
@@ -217,6 +220,42 @@ def difference_table(arms: Sequence[ArmSummary], split: str) -> str:
         "for the two arms' pooled rates; an interval that holds 0 is no measured difference."
     )
     return markdown_table(headers, rows) + note
+
+
+def signal_table(arms: Sequence[ArmSummary]) -> str:
+    """Per update of each arm that writes skills: OPD's gate mean and share of tokens with
+    ``Delta > 0`` (means over the arm's seeds), and, where the runs probed their skills
+    (``skill_probe``), the training batch's success with each episode's own skill in context
+    against the same episodes without it, pooled over seeds, with the episodes only one of them won.
+    Empty where no arm has either."""
+    rows = []
+    for arm in arms:
+        updates = min(len(r.metrics) for r in arm.runs)
+        for u in range(updates):
+            lines = [r.metrics[u] for r in arm.runs]
+            gate, share = (_mean([m.get(key) for m in lines]) for key in ("gate_mean", "delta_pos_frac"))
+            probed = [m for m in lines if "skill_probe_episodes" in m]
+            if math.isnan(gate) and not probed:
+                continue
+            probe = ""
+            if probed:
+                n = sum(m["skill_probe_episodes"] for m in probed)
+                won = sum(m["skill_probe_episodes"] * m["skill_probe_success"] for m in probed)
+                won_without = sum(m["skill_probe_episodes"] * m["skill_probe_success_without"] for m in probed)
+                gained = sum(m["skill_probe_gained"] for m in probed)
+                lost = sum(m["skill_probe_lost"] for m in probed)
+                probe = f"{100 * won / n:.0f} / {100 * won_without / n:.0f} ({gained:.0f} / {lost:.0f}, n={n:.0f})"
+            rows.append([arm_label(arm), str(u + 1), _fmt(gate), _fmt(share), probe])
+    if not rows:
+        return ""
+    headers = [
+        "arm",
+        "update",
+        "gate mean",
+        "share Delta > 0",
+        "train batch success % with its own skill / without (episodes only the skill won / only without)",
+    ]
+    return markdown_table(headers, rows)
 
 
 def _points(estimate: Estimate) -> str:

@@ -69,6 +69,7 @@ from seed_rl.train.phases.skill_pass import (
     low_parse_rate_warning,
     write_skills,
 )
+from seed_rl.train.phases.skill_probe import probe_skills
 from seed_rl.train.phases.skill_prompt import FixedSkillBuilder, LibrarySkillBuilder, task_skill_builders
 from seed_rl.train.phases.train_rows import RowPasses, drop_frozen_states, train_rows
 from seed_rl.train.phases.update import LossSettings, optimize, trains
@@ -297,6 +298,9 @@ class Trainer:
         if cfg.algo == "seed":
             with timer("analysis"):
                 batch.skills, batch.skill_report = self.analyze(batch, u)  # 3. hindsight skills
+            if cfg.skill_probe:
+                with timer("probe"):
+                    batch.skill_probe_won = self.probe(batch, u)
         # 4. teacher pass under h_skill (SEED), and old and reference log-probs where the run needs them
         batch.rows = train_rows(
             self.learner, batch, self.losses, self.row_passes, timer, show_progress=self.show_progress
@@ -372,6 +376,11 @@ class Trainer:
         replace_ = self.task_count < n
         return [int(i) for i in rng.choice(self.task_count, size=n, replace=replace_)]
 
+    def sampling_seed(self, u: int, stream: int = 0) -> int:
+        """The sampling seed of update ``u`` on this process: stream 0 for the rollout, 1 for the
+        skill probe."""
+        return (self.cfg.seed * 1_000_003 + u * 7_919 + self.rank * 104_729 + stream * 15_485_863) % 2**31
+
     def rollout(self, u: int) -> list[Episode]:
         """This process's groups of update ``u`` (all of them alone), ``group_size`` episodes each."""
         cfg = self.cfg
@@ -382,7 +391,7 @@ class Trainer:
             for k, index in mine
             for _ in range(cfg.group_size)
         ]
-        sampling = run_sampling(cfg, sampling_seed=(cfg.seed * 1_000_003 + u * 7_919 + self.rank * 104_729) % 2**31)
+        sampling = run_sampling(cfg, sampling_seed=self.sampling_seed(u))
         agent = LLMAgent(self.rollout_policy, self.builder, sampling)
         record_expert = cfg.algo == "seed" and cfg.analyzer == "scripted"
         progress = bar(len(starts), "rollout", self.show_progress)
@@ -439,6 +448,22 @@ class Trainer:
         if warning:
             print(f"warning (update {u + 1}): {warning}", flush=True)
         return skills, report
+
+    def probe(self, batch: UpdateBatch, u: int) -> list[bool | None]:
+        """Each episode with a skill played again with it in context (``skill_probe``), sampled as
+        the rollout samples, from a seed of its own (:mod:`~seed_rl.train.phases.skill_probe`)."""
+        cfg = self.cfg
+        return probe_skills(
+            self.rollout_policy,
+            self._skill_base_builder(),
+            self.max_prompt_tokens,
+            batch.episodes,
+            batch.skills,
+            env=cfg.env,
+            split=cfg.split,
+            sampling=run_sampling(cfg, sampling_seed=self.sampling_seed(u, stream=1)),
+            env_kwargs=run_env_kwargs(cfg, cfg.split),
+        )
 
     # -------------------------------------------------------------- 6. log
     def _log_skills(self, batch: UpdateBatch) -> None:

@@ -20,6 +20,7 @@ from seed_rl.records.rows import TrainRow
 from seed_rl.rollout import Episode
 from seed_rl.train.phases.collapse import action_metrics
 from seed_rl.train.phases.skill_pass import SkillReport
+from seed_rl.train.phases.skill_probe import probe_metrics
 
 
 @dataclass
@@ -35,6 +36,9 @@ class UpdateBatch:
     credit: StepCredit | None = None
     skills: list[SkillResult | None] = field(default_factory=list)
     skill_report: SkillReport | None = None
+    #: Per episode, with ``skill_probe``: whether its task was won when played again with the
+    #: episode's skill in context (None where it got no skill); empty where not probed.
+    skill_probe_won: list[bool | None] = field(default_factory=list)
     rows: list[TrainRow] = field(default_factory=list)
 
 
@@ -106,6 +110,7 @@ def merge_batches(parts: Sequence[UpdateBatch]) -> UpdateBatch:
         whole.rewards += part.rewards
         whole.step_advantages += part.step_advantages
         whole.skills += part.skills
+        whole.skill_probe_won += part.skill_probe_won
         whole.rows += [replace(row, episode=row.episode + offset) for row in part.rows]
     whole.skill_report = merge_reports([p.skill_report for p in parts])
     whole.credit = merge_credit([p.credit for p in parts])
@@ -175,6 +180,8 @@ def update_metrics(
         out["step_advantage_abs_mean"] = batch.credit.mean_abs_step_advantage
     if batch.skill_report is not None:
         out.update(batch.skill_report.metrics())
+    if batch.skill_probe_won:
+        out.update(probe_metrics([e.won for e in episodes], batch.skill_probe_won))
         out["tokens_generated"] += batch.skill_report.generated_tokens
         out["tokens_generated_analyzer"] = batch.skill_report.generated_tokens
         with_skill = sum(isinstance(s, Skill) for s in batch.skills)
@@ -184,7 +191,7 @@ def update_metrics(
         diffs = [(r.sampler_logp - r.old_logp.cpu()).abs() for r in learners]
         out["sampler_gap_max"] = max((float(d.max()) for d in diffs), default=math.nan)
         out["sampler_gap_mean"] = float(torch.cat(diffs).mean()) if diffs else math.nan
-    for phase in ("rollout", "analysis", "teacher", "rescore", "reference", "update", "sync"):
+    for phase in ("rollout", "analysis", "probe", "teacher", "rescore", "reference", "update", "sync"):
         out[f"seconds_{phase}"] = seconds.get(phase, 0.0)
     out["seconds_total"] = sum(seconds.values())
     return out
