@@ -22,6 +22,7 @@ reverse, and the share of first actions the skill changes. ``--results FILE --la
 README table.
 
     python scripts/measure_skill_prompt.py --config demo --tasks 32 --set max_steps=6
+    python scripts/measure_skill_prompt.py --config alfworld_warm --tasks 32 --arms oracle oracle_steps
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ from seed_rl.train.stage1.expert import NoisyExpertAgent
 from seed_rl.train.trainer import Trainer
 
 SPLIT = "valid_unseen"
+#: The arms with a skill, each played beside ``none`` (see the module docstring).
+SKILL_ARMS = ("oracle", "oracle_steps", "own", "own_steps")
 
 
 def expert_episodes(cfg, builder, indices: list[int]) -> list[Episode]:
@@ -70,6 +73,13 @@ def main() -> None:
     parser.add_argument("--json", default=None, help="also write the result here")
     parser.add_argument("--results", default=None, help="add the model's row to this result file")
     parser.add_argument("--label", default=None, help="the model's name in the result file")
+    parser.add_argument(
+        "--arms",
+        nargs="+",
+        choices=SKILL_ARMS,
+        default=list(SKILL_ARMS),
+        help="the skill arms to play beside none (default: all); an ALFWorld arm is minutes of CPU",
+    )
     args = parser.parse_args()
     if args.results and not args.label:
         parser.error("--results needs --label")
@@ -86,11 +96,10 @@ def main() -> None:
         ]
         own = [annotate(e.trajectory(), e.expert_plan, cfg.sft_skill_words) for e in none]
         arms = {"none": none}
-        for name, skills in (("oracle", oracle), ("own", own)):
-            arms[name] = trainer.evaluate(
-                SPLIT, indices, task_skills=[skill.episode_skill for skill in skills]
-            ).episodes
-            arms[f"{name}_steps"] = trainer.evaluate(SPLIT, indices, task_skills=skills).episodes
+        for name in args.arms:
+            skills = oracle if name.startswith("oracle") else own
+            shown = skills if name.endswith("_steps") else [skill.episode_skill for skill in skills]
+            arms[name] = trainer.evaluate(SPLIT, indices, task_skills=shown).episodes
     finally:
         trainer.close()
 
