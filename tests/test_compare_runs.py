@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -88,12 +89,12 @@ def test_runs_of_one_arm_with_different_seeds_are_its_training_seeds(runs, tmp_p
     main_table = lines[first : next((i for i in range(first, len(lines)) if not lines[i].startswith("|")), len(lines))]
     assert sum(line.startswith("| grpo") for line in main_table) == 1  # one row for the arm, not one per seed
     # a second comparison on the same tasks reuses each run's evaluation
-    from seed_rl.train.trainer import Trainer
+    from seed_rl.train import saved_policy
 
     def refuse(*args, **kwargs):
         raise AssertionError("evaluated again")
 
-    monkeypatch.setattr(Trainer, "evaluate", refuse)
+    monkeypatch.setattr(saved_policy, "load_run_policy", refuse)
     assert compare(tmp_path / "again", runs["grpo-s0"], runs["grpo-s1"]) == 0
 
 
@@ -121,3 +122,65 @@ def test_a_runs_arm_is_the_most_specific_matching_arm_else_its_folder(tmp_path):
     assert arm_of_run(load_config(None, [*seed, "step_skills=true"]), tmp_path / "a") == "seed-step-skills"
     assert arm_of_run(load_config(None, [*seed, "lambda_opd=0"]), tmp_path / "a") == "seed-lambda0"  # not skill-prompt
     assert arm_of_run(load_config(None, [*seed, "lambda_opd=0.5"]), tmp_path / "mine") == "mine"
+
+
+def test_packed_runs_compare_as_their_runs_on_a_machine_without_their_adapters(tmp_path, monkeypatch, capsys):
+    """A run trained by seed compare with a warm start and a curve, packed, then compared from the pack
+    where the cache is empty (as if the pack were committed and cloned elsewhere): the same table,
+    the run's evaluations reused, nothing trained; a missing adapter is named, not trained again."""
+    monkeypatch.setenv("SEED_CACHE_DIR", str(tmp_path / "cache"))
+    warm = ["warm_start=expert", "warm_start_demos=4", "warm_start_epochs=1"]
+    trained = tmp_path / "trained"
+    (tmp_path / "base.yaml").write_text("progress: false\n")  # the defaults, as the runs above
+    arm = ["--arms", "grpo", "--out", str(trained), "--eval-episodes", "4", "--eval-every", "1"]
+    assert main(["compare", "--config", str(tmp_path / "base.yaml"), *TINY, *warm, "updates=2", *arm]) == 0
+    run = trained / "grpo" / "seed0"
+    assert main(["pack", str(run), "--out", str(tmp_path / "packed")]) == 0
+    packed = tmp_path / "packed"
+    for name in ("evaluation.json", "evaluation_curve.json"):
+        assert (packed / name).read_bytes() == (run / name).read_bytes()
+    assert compare(tmp_path / "here", run) == 0
+
+    elsewhere = tmp_path / "elsewhere"
+    monkeypatch.setenv("SEED_CACHE_DIR", str(elsewhere))  # another machine: no cached adapter
+    from seed_rl.train import saved_policy
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("evaluated again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(saved_policy, "load_run_policy", refuse)
+        assert compare(tmp_path / "there", packed) == 0
+    capsys.readouterr()
+    assert not list(elsewhere.rglob("*.safetensors"))  # the warm start was not trained here
+    assert (tmp_path / "there" / "comparison.md").read_text() == (tmp_path / "here" / "comparison.md").read_text()
+    assert without_run_dirs(tmp_path / "there") == without_run_dirs(tmp_path / "here")
+
+    # without its evaluation, the packed policy plays the tasks with the pack's adapter, as the trainer played them
+    (packed / "evaluation.json").unlink()
+    assert compare(tmp_path / "played", packed) == 0
+    assert not list(elsewhere.rglob("*.safetensors"))
+    assert without_run_dirs(tmp_path / "played") == without_run_dirs(tmp_path / "here")
+
+    missing = packed / "adapters" / "warm_start_adapter.safetensors"
+    missing.unlink()
+    capsys.readouterr()
+    assert compare(tmp_path / "none", packed) == 2
+    error = capsys.readouterr().err
+    assert "warm-start adapter" in error and "warm_start_adapter.safetensors not found" in error
+    assert not list(elsewhere.rglob("*.safetensors"))
+
+
+def without_run_dirs(out: Path) -> dict:
+    """``comparison.json`` but where each run lies (the run folder, or its pack) and how long each
+    evaluation took."""
+
+    def timeless(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: timeless(v) for k, v in value.items() if k != "seconds"}
+        return [timeless(v) for v in value] if isinstance(value, list) else value
+
+    data = json.loads((out / "comparison.json").read_text())
+    for run in data["runs"]:
+        del run["run_dir"], run["config"]["run_dir"]
+    return timeless(data)

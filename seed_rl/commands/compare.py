@@ -21,8 +21,10 @@ Each folder's arm is named from its algorithm keys (the arm whose overrides they
 folder's name); runs of one arm with different seeds are its training seeds. Every budget key but
 ``seed`` must be equal (``--force``: the table says which differ); each final policy and the
 untrained model then play the same tasks as above (an evaluation a folder holds on them is
-reused). ``--runs`` takes none of ``--config``, ``--arms``, ``--train-seeds``,
-``--data-fractions`` or overrides.
+reused). A folder may be a run packed by ``seed pack`` (its evaluations and the adapters merged
+before RL travel with it): compared on another machine as the run was, nothing trained there.
+``--runs`` takes none of ``--config``, ``--arms``, ``--train-seeds``, ``--data-fractions`` or
+overrides.
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
     from seed_rl.compare.comparison import evaluate_starts, manifest_indices, plan_runs, run_arm, write_outputs
     from seed_rl.config import ConfigError
     from seed_rl.evaluate.manifests import ManifestError
+    from seed_rl.train.saved_policy import PolicyError
 
     out = Path(args.out)
     try:
@@ -109,11 +112,11 @@ def run(args: argparse.Namespace) -> int:
     seeds = tuple(args.eval_seeds)
     which = "untrained and warm-started" if first.warm_start != "none" else "untrained"
     print(f"== {which} {first.model} on {args.eval_episodes} tasks of {', '.join(splits)} of {first.env}", flush=True)
-    starts = evaluate_starts(first, tasks, seeds, out)
     evaluate = evaluate_run if args.runs is not None else run_arm
-    try:
+    try:  # --runs: the warm start is the first run's adapter, never trained here
+        starts = evaluate_starts(first, tasks, seeds, out, Path(first.run_dir) if args.runs is not None else None)
         results = [evaluate(name, cfg, tasks, seeds, args.eval_every) for name, cfg in planned]
-    except ConfigError as error:
+    except (ConfigError, PolicyError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print()

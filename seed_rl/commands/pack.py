@@ -6,7 +6,11 @@
 The folder holds the run's ``config.yaml``, its latest checkpoint's weights (the LoRA adapter
 RL trained; not the optimizer's state), ``metrics.jsonl``, and the warm-start and Stage-1
 adapters the trainer merged before RL (otherwise kept only in the training machine's cache):
-a few MB for a LoRA run, small enough to commit beside the results it produced.
+a few MB for a LoRA run, small enough to commit beside the results it produced. The evaluations
+``seed compare`` kept in the run (and its Stage-1 report) come too, so that ``seed compare --runs``
+over packs gives the run's table on another machine without playing or training again:
+
+    seed compare --runs docs/policies/sokoban_seed0 docs/policies/sokoban_grpo0 --out runs/cmp
 """
 
 from __future__ import annotations

@@ -7,21 +7,35 @@ Each folder is a run written by ``seed train`` (``config.yaml``, ``metrics.jsonl
 several do), else its folder's name; runs of one arm with different ``seed`` are that arm's
 training seeds, and runs of one arm with one seed are each named by their folder. Every budget
 key but ``seed`` must be equal across the runs (``--force``: the table says which differ). Each
-run's final policy is then evaluated by :func:`~seed_rl.compare.comparison.run_arm`, which
-trains nothing in a finished run and reuses an evaluation the folder already holds on the same
-tasks; the folder's ``config.yaml`` is left as it was.
+run's final policy is then evaluated by :func:`evaluate_run`, which trains nothing and reuses an
+evaluation the folder already holds on the same tasks. A folder may be a run packed by ``seed
+pack`` (its last checkpoint, the adapters merged before RL, its evaluations): compared on any
+machine as the run it was packed from, so that a comparison committed with its packs continues
+elsewhere.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from seed_rl.compare.arm_summary import ArmResult
 from seed_rl.compare.arms import ARMS
-from seed_rl.compare.comparison import BUDGET_KEYS, check_budgets, run_arm
+from seed_rl.compare.comparison import (
+    BUDGET_KEYS,
+    EVALUATION_FILES,
+    EvalCurve,
+    check_budgets,
+    evaluate_policy,
+    saved_evaluation,
+)
 from seed_rl.config import ConfigError, TrainConfig, load_config
+from seed_rl.records.run_log import read_metrics
+from seed_rl.train.learner.checkpoint import list_checkpoints
+from seed_rl.train.stage1.sft import REPORT_FILE as STAGE1_REPORT
 
 #: What must be equal for two runs to be compared: the budget keys but ``seed`` (an arm's seeds differ in it).
 RUN_BUDGET_KEYS = tuple(key for key in BUDGET_KEYS if key != "seed")
@@ -30,8 +44,6 @@ RUN_BUDGET_KEYS = tuple(key for key in BUDGET_KEYS if key != "seed")
 def load_run(folder: Path) -> TrainConfig:
     """The config of the finished run in ``folder`` (its ``config.yaml``), to evaluate it where it lies;
     raises, naming the folder and what it lacks, for a folder that holds no run or an unfinished one."""
-    from seed_rl.train.learner.checkpoint import list_checkpoints
-
     path = folder / "config.yaml"
     if not folder.is_dir():
         hint = " (KEY=VALUE overrides are training mode's: --runs takes none)" if "=" in folder.name else ""
@@ -114,12 +126,38 @@ def _run_order(item: tuple[str, TrainConfig], order: dict[str, int]) -> tuple[fl
 def evaluate_run(
     name: str, cfg: TrainConfig, eval_tasks: dict[str, list[int]], eval_seeds: tuple[int, ...], eval_every: int = 0
 ) -> ArmResult:
-    """:func:`~seed_rl.compare.comparison.run_arm` on a finished run (nothing to train: it evaluates,
-    or reuses the evaluation the folder holds), then the folder's ``config.yaml`` put back as it was
-    (resuming rewrites it with the run_dir here)."""
-    saved = Path(cfg.run_dir) / "config.yaml"
-    original = saved.read_bytes()
-    try:
-        return run_arm(name, cfg, eval_tasks, eval_seeds, eval_every)
-    finally:
-        saved.write_bytes(original)
+    """A finished run's final policy on every split of ``eval_tasks``: the evaluation its folder holds
+    on them (``evaluation.json``, kept there by ``seed compare`` and copied by ``seed pack``), else
+    played now by the policy ``seed eval --policy`` loads (:func:`~seed_rl.train.saved_policy.load_run_policy`:
+    the adapters merged before RL from the run's own copies, else from this machine's cache; nothing is
+    trained, and a missing adapter is named) and kept there. Its curve is the one the folder holds
+    (``evaluation_curve.json``): a finished run is not trained again, so ``eval_every`` adds no point."""
+    run = Path(cfg.run_dir)
+    update = list_checkpoints(run)[-1][0]
+    print(f"== run {run}: arm {name}, seed {cfg.seed}, {cfg.algo}, trained ({update} updates)", flush=True)
+    stamp = {"tasks": eval_tasks, "seeds": list(eval_seeds), "updates": update}
+    evaluation = saved_evaluation(
+        run / EVALUATION_FILES[0], stamp, lambda: {"by_split": play_run(cfg, eval_tasks, eval_seeds)}
+    )
+    curve = EvalCurve(run, eval_tasks, eval_seeds)
+    points = {**curve.points, update: evaluation["by_split"][curve.split]}
+    stage1 = run / STAGE1_REPORT
+    return ArmResult(
+        name,
+        cfg,
+        read_metrics(run),
+        evaluation["by_split"],
+        json.loads(stage1.read_text(encoding="utf-8")) if stage1.is_file() else None,
+        curve=dict(sorted(points.items())),
+    )
+
+
+def play_run(cfg: TrainConfig, eval_tasks: dict[str, list[int]], eval_seeds: tuple[int, ...]) -> dict[str, Any]:
+    """The run's final policy, as ``seed eval --policy`` loads it, on ``eval_tasks``; its prompts fit the
+    model's context as the trainer's do."""
+    from seed_rl.train.saved_policy import load_run_policy
+    from seed_rl.train.setup.run_setup import run_prompt_builder
+
+    policy = load_run_policy(Path(cfg.run_dir)).policy
+    builder = run_prompt_builder(cfg, policy.count_tokens, policy.context_length - cfg.max_new_tokens)
+    return evaluate_policy(cfg, policy, eval_tasks, eval_seeds, builder)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,11 @@ BUDGET_KEYS = (
     "top_k",
     "eval_temperature",
 )
+
+
+#: What ``seed compare`` keeps in a run's folder: its final policy's evaluation (without and with its
+#: skills in the prompt) and its evaluations after some updates (``seed pack`` copies them with the run).
+EVALUATION_FILES = ("evaluation.json", "evaluation_skill_prompt.json", "evaluation_curve.json")
 
 
 #: What decides how a policy plays an evaluation: an untrained evaluation is reused only where they match.
@@ -174,14 +179,13 @@ def run_arm(
     eval_seeds: tuple[int, ...],
     eval_every: int = 0,
 ) -> ArmResult:
-    """Train one run of arm ``name`` (or resume it, or reuse it when finished; ``seed compare --runs``:
-    a run's folder name where no arm matches), then evaluate its final policy on every split of
-    ``eval_tasks`` (or reuse the evaluation the run holds on them). ``eval_every`` > 0: also after every that many
-    updates, on the first split (success against episodes consumed), kept in
-    ``evaluation_curve.json``; a finished run reused keeps the points it has."""
+    """Train one run of arm ``name`` (or resume it, or reuse it when finished), then evaluate its final
+    policy on every split of ``eval_tasks`` (or reuse the evaluation the run holds on them).
+    ``eval_every`` > 0: also after every that many updates, on the first split (success against
+    episodes consumed), kept in ``evaluation_curve.json``; a finished run reused keeps the points it has."""
     from seed_rl.train.trainer import Trainer  # torch: imported when an arm runs, so `seed --help` stays instant
 
-    skill_prompt = name in ARMS and ARMS[name].skill_prompt  # a run compared by folder name plays with none
+    skill_prompt = ARMS[name].skill_prompt
     run = Path(cfg.run_dir)
     resume = (run / "config.yaml").is_file()
     done = read_metrics(run) if resume else []
@@ -196,19 +200,17 @@ def run_arm(
             print(summary_line(trainer.update()), flush=True)
             if eval_every and trainer.update_index % eval_every == 0 and trainer.update_index < cfg.updates:
                 curve.add(trainer)
-        stamp = {"tasks": eval_tasks, "seeds": list(eval_seeds), "updates": trainer.update_index}
-        saved = run / ("evaluation_skill_prompt.json" if skill_prompt else "evaluation.json")
-        evaluation = json.loads(saved.read_text(encoding="utf-8")) if saved.is_file() else {}
-        if any(evaluation.get(k) != v for k, v in stamp.items()):  # new weights or other tasks: evaluate again
+
+        def play() -> dict[str, Any]:
             skills = _run_skills(run) if skill_prompt else None
             by_split = {
                 split: trainer.evaluate(split, tasks, seeds=eval_seeds, skills=skills).summary()
                 for split, tasks in eval_tasks.items()
             }
-            evaluation = {**stamp, "by_split": by_split}
-            if skills is not None:
-                evaluation["library_skills"] = len(skills)
-            saved.write_text(json.dumps(evaluation, indent=1), encoding="utf-8")
+            return {"by_split": by_split, **({"library_skills": len(skills)} if skills is not None else {})}
+
+        stamp = {"tasks": eval_tasks, "seeds": list(eval_seeds), "updates": trainer.update_index}
+        evaluation = saved_evaluation(run / EVALUATION_FILES[1 if skill_prompt else 0], stamp, play)
     finally:
         trainer.close()
     points = {**curve.points, trainer.update_index: evaluation["by_split"][curve.split]}
@@ -223,12 +225,22 @@ def run_arm(
     )
 
 
+def saved_evaluation(path: Path, stamp: dict[str, Any], play: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The evaluation kept in ``path`` where it was played under ``stamp`` (the same tasks, seeds and
+    update); else ``play()``'s (``{"by_split": ...}``: new weights or other tasks), kept there."""
+    evaluation = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    if any(evaluation.get(k) != v for k, v in stamp.items()):
+        evaluation = {**stamp, **play()}
+        path.write_text(json.dumps(evaluation, indent=1), encoding="utf-8")
+    return evaluation
+
+
 class EvalCurve:
     """A run's evaluations on the first evaluation split after some updates, by update: kept in
     ``<run>/evaluation_curve.json`` under the tasks and seeds they played (others are dropped)."""
 
     def __init__(self, run: Path, eval_tasks: dict[str, list[int]], eval_seeds: tuple[int, ...]) -> None:
-        self.path = run / "evaluation_curve.json"
+        self.path = run / EVALUATION_FILES[2]
         self.split = next(iter(eval_tasks))
         self.stamp = {"split": self.split, "tasks": eval_tasks[self.split], "seeds": list(eval_seeds)}
         saved = json.loads(self.path.read_text(encoding="utf-8")) if self.path.is_file() else {}
@@ -265,24 +277,37 @@ def evaluation_protocol(cfg: TrainConfig) -> dict[str, Any]:
 
 
 def evaluate_starts(
-    cfg: TrainConfig, eval_tasks: dict[str, list[int]], eval_seeds: tuple[int, ...], out: Path
+    cfg: TrainConfig,
+    eval_tasks: dict[str, list[int]],
+    eval_seeds: tuple[int, ...],
+    out: Path,
+    run: Path | None = None,
 ) -> StartRows:
     """The models every arm is measured against, on the same tasks, per split: the untrained base
     model, and with ``warm_start`` the warm-started one after it, where the arms start (the warm
-    start is trained into the cache here the first time; the arms then load it). Each evaluation is
-    kept in ``out`` and reused while its tasks, seeds, model and protocol match."""
+    start is trained into the cache here the first time; the arms then load it). ``run``: a
+    finished run (``seed compare --runs``) whose warm-start adapter is merged instead, as ``seed
+    eval --policy`` merges it (the run's own copy, else this machine's cache): nothing is trained,
+    and a missing adapter is named (:class:`~seed_rl.train.saved_policy.PolicyError`). Each
+    evaluation is kept in ``out`` and reused while its tasks, seeds, model and protocol match."""
     base = dataclasses.replace(cfg, warm_start="none")
     starts = {"untrained": evaluate_start(base, eval_tasks, eval_seeds, out / "untrained_evaluation.json")}
     if cfg.warm_start != "none":
-        starts["warm start"] = evaluate_start(cfg, eval_tasks, eval_seeds, out / "warm_start_evaluation.json")
+        path = out / "warm_start_evaluation.json"
+        starts["warm start"] = evaluate_start(cfg, eval_tasks, eval_seeds, path, run)
     return starts
 
 
 def evaluate_start(
-    cfg: TrainConfig, eval_tasks: dict[str, list[int]], eval_seeds: tuple[int, ...], path: Path
+    cfg: TrainConfig,
+    eval_tasks: dict[str, list[int]],
+    eval_seeds: tuple[int, ...],
+    path: Path,
+    run: Path | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """``cfg``'s model before Stage 1 and RL (warm-started where ``cfg`` says so) on ``eval_tasks``,
-    per split; read from ``path`` where it was played already under the same stamp."""
+    """``cfg``'s model before Stage 1 and RL (warm-started where ``cfg`` says so: with ``run``'s
+    adapter where given) on ``eval_tasks``, per split; read from ``path`` where it was played
+    already under the same stamp."""
     from seed_rl.train.stage1.warm_start import warm_start_key
 
     stamp = {"tasks": eval_tasks, "seeds": list(eval_seeds), "model": cfg.model, "protocol": evaluation_protocol(cfg)}
@@ -294,7 +319,11 @@ def evaluate_start(
     from seed_rl.train.setup.run_setup import run_policy
 
     policy = run_policy(cfg)
-    if cfg.warm_start != "none":
+    if cfg.warm_start != "none" and run is not None:
+        from seed_rl.train.saved_policy import merge_cached_adapters
+
+        merge_cached_adapters(dataclasses.replace(cfg, sft=False), policy, run)  # the warm start alone
+    elif cfg.warm_start != "none":
         from seed_rl.train.stage1.warm_start import run_warm_start
 
         run_warm_start(cfg, policy)
@@ -305,14 +334,19 @@ def evaluate_start(
 
 
 def evaluate_policy(
-    cfg: TrainConfig, policy: Any, eval_tasks: dict[str, list[int]], eval_seeds: tuple[int, ...]
+    cfg: TrainConfig,
+    policy: Any,
+    eval_tasks: dict[str, list[int]],
+    eval_seeds: tuple[int, ...],
+    builder: Any = None,
 ) -> dict[str, dict[str, Any]]:
     """``policy`` on ``eval_tasks`` of each split under ``cfg``'s evaluation protocol, no skill in
-    context: each split's evaluation summary."""
+    context, its prompts built by ``builder`` (by default the run's, unbounded): each split's
+    evaluation summary."""
     from seed_rl.evaluate.play import evaluate
     from seed_rl.train.setup.run_setup import eval_sampling, run_env_kwargs, run_prompt_builder
 
-    builder = run_prompt_builder(cfg)
+    builder = builder or run_prompt_builder(cfg)
     return {
         split: evaluate(
             policy,

@@ -8,8 +8,8 @@ A policy is named by one of:
   ``adapters/`` folder where it has one, else from this machine's cache); prompts and sampling
   follow the run's config;
 - a **packed** run (``seed pack RUN --out DIR``, :func:`pack_run`): the same, with only what
-  evaluation reads (the config, the last checkpoint's weights, the merged adapters), a few MB that
-  can be committed and evaluated on any machine;
+  evaluation reads (the config, the last checkpoint's weights, the merged adapters, the evaluations
+  ``seed compare`` kept), a few MB that can be committed and evaluated (or compared) on any machine;
 - a **checkpoint** folder of a run (``<run>/checkpoints/update-NNNNNN``): those weights;
 - a **model name**: ``smollm2``, ``tiny-random`` or ``hf:PATH`` (untrained);
 - an **OpenAI-compatible server**: ``http://HOST:PORT#MODEL`` (or ``https://``).
@@ -170,17 +170,22 @@ def load_run_policy(path: Path) -> EvalPolicy:
 def pack_run(spec: Path, out: Path) -> list[Path]:
     """Copy what evaluating a run reads into ``out``: its ``config.yaml``, its latest complete
     checkpoint's ``state.json`` and ``trainable.safetensors`` (not the optimizer's state), its
-    ``metrics.jsonl`` where it has one, and the adapters merged before RL into ``out/adapters/``.
-    ``out`` is then a run folder that ``seed eval --policy`` loads on any machine. Returns the
-    files written; :class:`PolicyError` names a missing file (nothing is written then)."""
+    ``metrics.jsonl``, Stage-1 report and ``seed compare`` evaluations where it has them, and the
+    adapters merged before RL into ``out/adapters/``. ``out`` is then a run folder that ``seed eval
+    --policy`` loads, and ``seed compare --runs`` compares, on any machine. Returns the files
+    written; :class:`PolicyError` names a missing file (nothing is written then)."""
     import shutil
+
+    from seed_rl.compare.comparison import EVALUATION_FILES
+    from seed_rl.train.stage1.sft import REPORT_FILE
 
     run, checkpoint = run_paths(spec)
     cfg = run_config(run)
     copies = [(run / "config.yaml", out / "config.yaml")]
     copies += [(checkpoint / name, out / "checkpoints" / checkpoint.name / name) for name in CHECKPOINT_FILES]
-    if (run / "metrics.jsonl").is_file():
-        copies.append((run / "metrics.jsonl", out / "metrics.jsonl"))
+    for name in ("metrics.jsonl", REPORT_FILE, *EVALUATION_FILES):
+        if (run / name).is_file():
+            copies.append((run / name, out / name))
     for name, adapter in stage_adapters(cfg, run):
         if not adapter.is_file():
             raise PolicyError(f"the run's {name} adapter {adapter} not found: it cannot be packed from this machine")
