@@ -83,6 +83,7 @@ def test_the_skill_probe_plays_each_skill_again_and_changes_nothing_in_training(
         # the probe has its own envs and sampling seed: the training is the same, to the bit
         same = {k: v for k, v in m.items() if not k.startswith("seconds") and k != "tokens_per_second"}
         assert {k: p[k] for k in same} == same
+        assert set(p) - set(m) == probe_keys and m["opd_trajectories"] == 1.0  # the skill metrics are all there
 
 
 def test_probe_metrics_pair_each_probed_episode_with_its_rollout_outcome():

@@ -180,12 +180,12 @@ def update_metrics(
         out["step_advantage_abs_mean"] = batch.credit.mean_abs_step_advantage
     if batch.skill_report is not None:
         out.update(batch.skill_report.metrics())
-    if batch.skill_probe_won:
-        out.update(probe_metrics([e.won for e in episodes], batch.skill_probe_won))
         out["tokens_generated"] += batch.skill_report.generated_tokens
         out["tokens_generated_analyzer"] = batch.skill_report.generated_tokens
         with_skill = sum(isinstance(s, Skill) for s in batch.skills)
         out["opd_trajectories"] = with_skill / max(len(episodes), 1)
+    if batch.skill_probe_won:
+        out.update(probe_metrics([e.won for e in episodes], batch.skill_probe_won))
     learners = [r for r in batch.rows if r.tokens and r.old_is_learners and r.sampler_logp is not None]
     if learners:  # the sampler's log-probs against the learner's, before the update (every process's rows)
         diffs = [(r.sampler_logp - r.old_logp.cpu()).abs() for r in learners]
