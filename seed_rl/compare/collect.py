@@ -26,7 +26,6 @@ from seed_rl.compare.arm_summary import ArmResult
 from seed_rl.compare.arms import ARMS
 from seed_rl.compare.comparison import (
     BUDGET_KEYS,
-    EVALUATION_FILES,
     EvalCurve,
     check_budgets,
     evaluate_policy,
@@ -35,6 +34,7 @@ from seed_rl.compare.comparison import (
 from seed_rl.config import ConfigError, TrainConfig, load_config
 from seed_rl.records.run_log import read_metrics
 from seed_rl.train.learner.checkpoint import list_checkpoints
+from seed_rl.train.saved_policy import EVALUATION_FILES
 from seed_rl.train.stage1.sft import REPORT_FILE as STAGE1_REPORT
 
 #: What must be equal for two runs to be compared: the budget keys but ``seed`` (an arm's seeds differ in it).

@@ -26,6 +26,7 @@ from seed_rl.compare.arms import ARMS
 from seed_rl.config import ConfigError, TrainConfig, load_config
 from seed_rl.records.run_log import read_metrics, summary_line
 from seed_rl.train.learner.checkpoint import latest_checkpoint
+from seed_rl.train.saved_policy import EVALUATION_FILES
 
 #: What must be equal for two arms to be compared.
 BUDGET_KEYS = (
@@ -54,11 +55,6 @@ BUDGET_KEYS = (
     "top_k",
     "eval_temperature",
 )
-
-
-#: What ``seed compare`` keeps in a run's folder: its final policy's evaluation (without and with its
-#: skills in the prompt) and its evaluations after some updates (``seed pack`` copies them with the run).
-EVALUATION_FILES = ("evaluation.json", "evaluation_skill_prompt.json", "evaluation_curve.json")
 
 
 #: What decides how a policy plays an evaluation: an untrained evaluation is reused only where they match.

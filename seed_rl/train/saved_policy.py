@@ -31,6 +31,9 @@ from seed_agent.policies.base import Policy
 from seed_rl.config import ConfigError, TrainConfig, from_dict
 
 CHECKPOINT_FILES = ("state.json", "trainable.safetensors")
+#: What ``seed compare`` keeps in a run's folder: its final policy's evaluation (without and with its
+#: skills in the prompt) and its evaluations after some updates (``seed pack`` copies them with the run).
+EVALUATION_FILES = ("evaluation.json", "evaluation_skill_prompt.json", "evaluation_curve.json")
 ALLOWED = (
     "a run folder (with config.yaml), a checkpoint folder (<run>/checkpoints/update-NNNNNN), "
     f"{', '.join(POLICY_NAMES)}, random:PRESET, hf:PATH, or http(s)://HOST:PORT#MODEL"
@@ -176,7 +179,6 @@ def pack_run(spec: Path, out: Path) -> list[Path]:
     written; :class:`PolicyError` names a missing file (nothing is written then)."""
     import shutil
 
-    from seed_rl.compare.comparison import EVALUATION_FILES
     from seed_rl.train.stage1.sft import REPORT_FILE
 
     run, checkpoint = run_paths(spec)
