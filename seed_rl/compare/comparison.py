@@ -19,7 +19,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seed_rl.compare.arm_summary import ArmResult, StartRows, arms_start, group_results, paired_with_start
 from seed_rl.compare.arms import ARMS
@@ -27,6 +27,9 @@ from seed_rl.config import ConfigError, TrainConfig, load_config
 from seed_rl.records.run_log import read_metrics, summary_line
 from seed_rl.train.learner.checkpoint import latest_checkpoint
 from seed_rl.train.saved_policy import EVALUATION_FILES
+
+if TYPE_CHECKING:
+    from seed_agent.prompts import PromptBuilder
 
 #: What must be equal for two arms to be compared.
 BUDGET_KEYS = (
@@ -334,7 +337,7 @@ def evaluate_policy(
     policy: Any,
     eval_tasks: dict[str, list[int]],
     eval_seeds: tuple[int, ...],
-    builder: Any = None,
+    builder: PromptBuilder | None = None,
 ) -> dict[str, dict[str, Any]]:
     """``policy`` on ``eval_tasks`` of each split under ``cfg``'s evaluation protocol, no skill in
     context, its prompts built by ``builder`` (by default the run's, unbounded): each split's
