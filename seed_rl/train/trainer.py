@@ -27,17 +27,14 @@ every pass over them runs on every process in step (sampling is vLLM's then).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-import yaml
 
 from seed_agent.agent import LLMAgent
-from seed_agent.models import resolve_device, resolve_dtype
 from seed_agent.policies.base import keeping_frozen_states, reusing_prefixes
 from seed_agent.prompts import PromptBuilder
 from seed_agent.skills import Skill, SkillLibrary, SkillResult
@@ -81,6 +78,7 @@ from seed_rl.train.phases.update_batch import (
     slowest_seconds,
     update_metrics,
 )
+from seed_rl.train.setup.run_config import resolve_run_config
 from seed_rl.train.setup.run_setup import (
     eval_sampling,
     run_env_kwargs,
@@ -95,29 +93,6 @@ from seed_rl.train.setup.run_setup import (
 #: train from their full pass.
 FROZEN_STATES_SHARE = 0.25
 
-#: Config keys that may change when a run is resumed (the rest must match the run's config.yaml).
-RESUMABLE_KEYS = (
-    "updates",
-    "progress",
-    "run_dir",
-    "tensorboard",
-    "wandb",
-    "workers",
-    "env_backend",
-    "threads",
-    "vllm_memory_utilization",
-    "device",
-)
-
-
-def inert_keys(saved: dict[str, Any], now: dict[str, Any]) -> set[str]:
-    """Keys that cannot change what a run trains: Stage 1's settings (``sft_*``) in a run without
-    Stage 1, before and now (so that retuning SEED's Stage 1 in a shared config leaves the GRPO
-    runs of that config resumable and reusable)."""
-    if saved.get("sft", False) or now.get("sft", False):
-        return set()
-    return {key for key in now if key.startswith("sft_")}
-
 
 class Trainer:
     """A training run in ``cfg.run_dir``: ``Trainer(cfg).run()`` trains; ``Trainer(cfg, resume=True).run()``
@@ -127,7 +102,7 @@ class Trainer:
         self.rank, self.world_size = init_from_env()
         self.main = self.rank == 0
         self.run_dir = Path(cfg.run_dir)
-        self.cfg = run_on_main(lambda: self._resolve_config(cfg, resume))
+        self.cfg = run_on_main(lambda: resolve_run_config(cfg, self.run_dir, resume=resume))
         cfg = self.cfg
         if cfg.tasks_per_update % self.world_size:
             raise ConfigError(
@@ -213,38 +188,6 @@ class Trainer:
         self.collapse = CollapseWatch()
 
     # -------------------------------------------------------------- setup
-    def _resolve_config(self, cfg: TrainConfig, resume: bool) -> TrainConfig:
-        try:  # before any work: device=cuda where torch sees no GPU is refused here
-            device = resolve_device(cfg.device)
-        except ValueError as error:
-            raise ConfigError(str(error)) from None
-        if cfg.device == "auto":  # the run records, and resumes with, what auto chose here
-            cfg = dataclasses.replace(cfg, device=device)
-            print(f"device=auto: {device}", flush=True)
-        if cfg.dtype == "auto":  # the run records, and resumes with, what auto chose here
-            cfg = dataclasses.replace(cfg, dtype=resolve_dtype(cfg.dtype, device))
-            native = "this machine computes bf16 natively" if cfg.dtype == "bfloat16" else "no native bf16 here"
-            print(f"dtype=auto: {cfg.dtype} ({native})", flush=True)
-        saved = self.run_dir / "config.yaml"
-        if resume:
-            if not saved.is_file():
-                raise ConfigError(f"--resume: {saved} does not exist; start the run without --resume")
-            before = yaml.safe_load(saved.read_text(encoding="utf-8"))
-            now, defaults = cfg.to_dict(), TrainConfig().to_dict()
-            # a key the run's config lacks (added to the library since) had its default then
-            may_change = {*RESUMABLE_KEYS, *inert_keys(before, now)}
-            changed = [k for k in now if k not in may_change and before.get(k, defaults[k]) != now[k]]
-            if changed:
-                raise ConfigError(
-                    f"--resume: these keys differ from {saved}: {', '.join(changed)}; only "
-                    f"{', '.join(RESUMABLE_KEYS)} may change when resuming"
-                )
-        elif (self.run_dir / "metrics.jsonl").is_file():
-            raise ConfigError(f"{self.run_dir} already holds a run; pass --resume to continue it, or another run_dir")
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        saved.write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False), encoding="utf-8")
-        return cfg
-
     def _resume(self) -> None:
         path = latest_checkpoint(self.run_dir)
         metrics_lines = 0  # killed before its first checkpoint: start over
