@@ -12,6 +12,11 @@ tasks only the arm won and those only the start won, from which the renderer rec
 exact p; the training columns are the text
 ``seed compare``'s own table gives them (:mod:`seed_rl.compare.table`). The run folders are not needed
 afterwards: the file holds what the README shows.
+
+With ``--seeds`` the file is of kind ``compare_seeds`` instead, for a comparison over training seeds:
+per arm and seed the tasks won after each evaluated budget, each run paired over tasks with its
+start, the differences between arms paired by seed, and each update's SEED signals (gate, share
+with Delta > 0, skill probe), every interval and p recomputed by the renderer (:func:`seeds_result`).
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from seed_rl.compare.arm_summary import ArmResult, group_results, paired_with_start
-from seed_rl.compare.table import arm_label, over_updates, phase_seconds, train_seconds
+from seed_rl.compare.arms import ARMS
+from seed_rl.compare.table import arm_label, compared_pairs, over_updates, phase_seconds, train_seconds
 from seed_rl.config import from_dict
 
 
@@ -106,6 +112,96 @@ def comparison_rows(data: dict[str, Any], split: str) -> tuple[list[str], list[l
     return columns, rows
 
 
+#: The per-update metrics a ``compare_seeds`` file keeps for SEED's signal table
+#: (:func:`~seed_rl.compare.table.signal_table`).
+SIGNAL_KEYS = (
+    "gate_mean",
+    "delta_pos_frac",
+    "skill_probe_episodes",
+    "skill_probe_success",
+    "skill_probe_success_without",
+    "skill_probe_gained",
+    "skill_probe_lost",
+)
+
+
+def seeds_result(data: dict[str, Any], split: str, differences: list[dict[str, str]]) -> dict[str, Any]:
+    """The fields of a ``compare_seeds`` result file (``scripts/result_kinds.py``) from a comparison
+    over training seeds: per arm and seed, the tasks won after each number of training episodes at
+    which every run was evaluated (``--eval-every``; the last is the final evaluation), each run
+    paired over tasks with the arms' start, the training columns, and each update's signals (gate,
+    share with Delta > 0, skill probe); ``differences``: the pairs to difference by seed
+    (``{"arm", "reference", "note"}``), by default every arm against GRPO and every SEED ablation
+    against SEED (:func:`~seed_rl.compare.table.compared_pairs`)."""
+    results = [
+        ArmResult(
+            r["arm"],
+            from_dict(r["config"]),
+            r["metrics"],
+            r["evaluation"],
+            curve={int(u): s for u, s in r["evaluation_curve"].items()},
+            stage1=r["stage1"],
+        )
+        for r in data["runs"]
+    ]
+    arms = group_results(results)
+    config = results[0].config
+    per_update = config.tasks_per_update * config.group_size
+    updates = {len(r.metrics) for r in results}
+    if len(updates) != 1:
+        raise ValueError(f"the runs trained different numbers of updates: {sorted(updates)}")
+    final = updates.pop()
+    budgets = sorted(set.intersection(*(set(r.curve) for r in results)) | {final})
+    rooms = {r.evaluation[split]["episodes"] for r in results} | {data["untrained"][split]["episodes"]}
+    if len(rooms) != 1:
+        raise ValueError(f"the evaluations played different numbers of episodes: {sorted(rooms)}")
+    start = data.get("warm_start", data["untrained"])
+    rows = []
+    for arm in arms:
+        runs = sorted(arm.runs, key=lambda r: r.config.seed)
+        won = {
+            str(u * per_update): counts([r.evaluation[split] if u == final else r.curve[u] for r in runs])["won"]
+            for u in budgets
+        }
+        metrics = [m for r in runs for m in r.metrics]
+        phases = {"total": round(sum(m["seconds_total"] for m in metrics) / len(metrics))}
+        for phase in ("rollout", "analysis", "teacher"):
+            phases[phase] = round(sum(m.get(f"seconds_{phase}", 0.0) for m in metrics) / len(metrics))
+        phases["update"] = round(
+            sum(m.get(f"seconds_{p}", 0.0) for m in metrics for p in ("update", "rescore", "reference")) / len(metrics)
+        )
+        row: dict[str, Any] = {
+            "name": arm.name,
+            "differs": " ".join(o for o in ARMS[arm.name].overrides if o not in ARMS["grpo"].overrides),
+            "seeds": [r.config.seed for r in runs],
+            "won": {k: v if isinstance(v, list) else [v] for k, v in won.items()},
+            "train_success_percent": [
+                round(100 * sum(r.metrics[0]["success"] for r in runs) / len(runs)),
+                round(100 * sum(r.metrics[-1]["success"] for r in runs) / len(runs)),
+            ],
+            "seconds_per_update": phases,
+            "train_seconds": round(sum(train_seconds(r) for r in runs) / len(runs)),
+        }
+        paired = paired_counts(runs, start, split)
+        if paired:
+            row["vs_start"] = {k: v if isinstance(v, list) else [v] for k, v in paired.items()}
+        if any(k in m for m in metrics for k in SIGNAL_KEYS):
+            row["signals"] = [[{k: m[k] for k in SIGNAL_KEYS if k in m} for m in r.metrics] for r in runs]
+        rows.append(row)
+    if not differences:
+        differences = [{"arm": a.name, "reference": b.name} for a, b in compared_pairs(arms)]
+    seeds = sorted({r.config.seed for r in results})
+    result = {
+        "rooms": rooms.pop(),
+        "seeds": seeds,
+        "episodes": [u * per_update for u in budgets],
+        "untrained_won": counts([data["untrained"][split]])["won"],
+    }
+    if "warm_start" in data:
+        result["warm_start_won"] = counts([data["warm_start"][split]])["won"]
+    return {**result, "train_updates": [1, final], "arms": rows, "differences": differences}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("folder", help="a seed compare --out folder holding comparison.json")
@@ -114,12 +210,29 @@ def main() -> None:
     parser.add_argument("--split", default="valid_unseen")
     parser.add_argument("--wall", default="", help="the command's wall time, as measured")
     parser.add_argument("--machine", default="", help="what it ran on")
+    parser.add_argument(
+        "--seeds",
+        action="store_true",
+        help="a compare_seeds file (per-seed counts, paired differences, per-update signals) instead of a table",
+    )
+    parser.add_argument(
+        "--differences",
+        nargs="*",
+        default=[],
+        metavar="ARM:REFERENCE[:NOTE]",
+        help="with --seeds: the pairs to difference by seed (default: every arm - grpo, every seed-* - seed)",
+    )
     args = parser.parse_args()
     data = json.loads((Path(args.folder) / "comparison.json").read_text(encoding="utf-8"))
-    columns, rows = comparison_rows(data, args.split)
-    result: dict[str, Any] = {"kind": "table", "date": datetime.date.today().isoformat(), "command": args.command}
+    kind = "compare_seeds" if args.seeds else "table"
+    result: dict[str, Any] = {"kind": kind, "date": datetime.date.today().isoformat(), "command": args.command}
     result.update({k: v for k, v in (("wall_time", args.wall), ("machine", args.machine)) if v})
-    result.update(columns=columns, rows=rows)
+    if args.seeds:
+        pairs = [dict(zip(("arm", "reference", "note"), p.split(":", 2), strict=False)) for p in args.differences]
+        result.update(seeds_result(data, args.split, pairs))
+    else:
+        columns, rows = comparison_rows(data, args.split)
+        result.update(columns=columns, rows=rows)
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from seed_rl.compare.arm_summary import ArmResult, ArmSummary, paired_difference, rate_over_seeds, seed_differences
+from seed_rl.compare.table import signal_table
 from seed_rl.config import TrainConfig
 from seed_rl.stats import Estimate, format_p, format_percent, mcnemar_exact, proportion_ci
 
@@ -116,14 +117,16 @@ def points_interval(estimate: Estimate) -> str:
 
 
 def seed_arms(result: dict[str, Any]) -> dict[str, ArmSummary]:
-    """Each arm of a ``compare_seeds`` file as ``seed compare`` holds it: one run per training seed,
-    whose evaluation after ``E`` training episodes is its split ``"E"`` (``won`` of ``rooms``,
-    with Wilson's interval as an evaluation stores it)."""
+    """Each arm of a ``compare_seeds`` file as ``seed compare`` holds it: one run per training seed
+    (the file's ``seeds``, or the arm's own where it ran fewer), whose evaluation after ``E``
+    training episodes is its split ``"E"`` (``won`` of ``rooms``, with Wilson's interval as an
+    evaluation stores it), and whose metrics are the per-update signals the arm logged, if any."""
     rooms = result["rooms"]
     arms = {}
     for arm in result["arms"]:
         runs = []
-        for i, seed in enumerate(result["seeds"]):
+        signals = arm.get("signals")
+        for i, seed in enumerate(arm.get("seeds", result["seeds"])):
             evaluation = {}
             for episodes in map(str, result["episodes"]):
                 rate = proportion_ci(arm["won"][episodes][i], rooms)
@@ -133,7 +136,8 @@ def seed_arms(result: dict[str, Any]) -> dict[str, ArmSummary]:
                     "success_high": rate.high,
                     "episodes": rooms,
                 }
-            runs.append(ArmResult(arm["name"], TrainConfig(seed=seed), [], evaluation))
+            metrics = signals[i] if signals else []
+            runs.append(ArmResult(arm["name"], TrainConfig(seed=seed), metrics, evaluation))
         arms[arm["name"]] = ArmSummary(arm["name"], 1.0, runs)
     return arms
 
@@ -145,17 +149,23 @@ def compare_seeds(result: dict[str, Any]) -> list[str]:
     Wilson's for the pooled episodes), each seed's success, the training signals and costs as the
     runs logged them; then each compared pair's differences paired by training seed
     (:func:`~seed_rl.compare.arm_summary.paired_difference`: Student's over seeds, never narrower than
-    Newcombe's) with how many seeds the arm was ahead, tied and behind. Only the per-seed counts and
-    the logged columns are stored; every interval is computed here, by ``seed_rl``'s own functions."""
+    Newcombe's) with how many seeds the arm was ahead, tied and behind. Where the file has them: the
+    warm start's row (``warm_start_won``), each run paired over tasks with the arms' start
+    (``vs_start``, McNemar's p per seed) and SEED's signal per update (``signals``:
+    :func:`~seed_rl.compare.table.signal_table`). Only the per-seed counts and the logged columns
+    are stored; every interval is computed here, by ``seed_rl``'s own functions."""
     arms = seed_arms(result)
     budgets = [str(e) for e in result["episodes"]]
     first, last = result["train_updates"]
     reference = result["arms"][0]
+    paired = any("vs_start" in arm for arm in result["arms"])
+    start_label = "warm start" if "warm_start_won" in result else "untrained model"
     header = [
         "arm",
         "what differs",
         *[f"after {e} episodes" for e in budgets],
         *[f"per seed, after {e}" for e in budgets],
+        *([f"vs {start_label}, paired over tasks, per seed: arm won / {start_label} won, McNemar p"] if paired else []),
         f"train success, update {first} -> {last}",
         "s / update (rollout + analysis + teacher + update)",
         f"train s, Stage 1 included (x {reference['name']})",
@@ -163,6 +173,9 @@ def compare_seeds(result: dict[str, Any]) -> list[str]:
     untrained = proportion_ci(result["untrained_won"], result["rooms"])
     lines = [row(header), "|" + "---|" * len(header)]
     lines.append(row(["untrained", "", f"{untrained.percent()} (Wilson)", *[""] * (len(header) - 3)]))
+    if "warm_start_won" in result:
+        warm = proportion_ci(result["warm_start_won"], result["rooms"])
+        lines.append(row(["warm start", "", f"{warm.percent()} (Wilson)", *[""] * (len(header) - 3)]))
     for arm in result["arms"]:
         summary = arms[arm["name"]]
         start, end = arm["train_success_percent"]
@@ -176,6 +189,7 @@ def compare_seeds(result: dict[str, Any]) -> list[str]:
                     arm["differs"],
                     *[summary.success(e).percent() for e in budgets],
                     *[", ".join(f"{100 * v:.1f}" for v in summary.per_seed(e)) for e in budgets],
+                    *([paired_cell(arm["vs_start"]) if "vs_start" in arm else ""] if paired else []),
                     f"{start} -> {end}%",
                     f"{phases['total']} ({parts})",
                     f"{arm['train_seconds']} ({ratio:.2f}x)",
@@ -206,6 +220,10 @@ def compare_seeds(result: dict[str, Any]) -> list[str]:
                 cells.append(", ".join(points(d) for d in by_seed))
             cells += [points_interval(estimate), f"{ahead} / {len(by_seed) - ahead - behind} / {behind}"]
         lines.append(row(cells))
+    signals = signal_table(list(arms.values()))
+    if signals:
+        lead = "SEED's signal per update (means over training seeds; the skill probe pooled over them):"
+        lines += ["", lead, "", *signals.splitlines()]
     return lines
 
 

@@ -305,3 +305,53 @@ def test_a_comparison_with_per_task_outcomes_carries_each_arm_paired_with_its_st
     assert len(columns) == len(old_columns) + 1 and {r[0]: r[3] for r in rows}["grpo"] == ""
     del data["warm_start"]["valid_unseen"]["outcomes"]
     assert comparison_result.comparison_rows(data, "valid_unseen")[0] == old_columns
+
+
+def test_a_comparison_over_seeds_becomes_a_compare_seeds_file_with_its_start_and_signals(tmp_path):
+    import comparison_result
+    import result_kinds
+
+    data = comparison_file(final={"grpo": 3, "seed": 4}, middle={"grpo": 2, "seed": 1})
+    for run in data["runs"]:  # per-task outcomes: the warm start won tasks 0 and 1
+        run["evaluation"]["valid_unseen"]["outcomes"] = [[t, 0, t < run["evaluation"]["valid_unseen"]["success"] * 4]
+                                                         for t in range(4)]  # fmt: skip
+    data["warm_start"]["valid_unseen"]["outcomes"] = [[t, 0, t < 2] for t in range(4)]
+    probe = {"skill_probe_episodes": 4, "skill_probe_success": 0.5, "skill_probe_success_without": 0.25,
+             "skill_probe_gained": 1, "skill_probe_lost": 0}  # fmt: skip
+    seed_run = data["runs"][1]
+    seed_run["metrics"] = [{**m, **probe} for m in seed_run["metrics"]]
+    second = []  # training seed 1: grpo wins 2 of 4, seed 3 of 4; the gate 0.7 and no probe there
+    for run, won in zip(data["runs"], (2, 3), strict=True):
+        other = json.loads(json.dumps(run))
+        other["config"]["seed"] = 1
+        other["evaluation"]["valid_unseen"].update(success=won / 4, outcomes=[[t, 0, t < won] for t in range(4)])
+        other["evaluation_curve"]["2"] = other["evaluation"]["valid_unseen"]
+        other["metrics"] = [{k: v for k, v in m.items() if not k.startswith("skill_probe")} for m in other["metrics"]]
+        if run["arm"] == "seed":
+            other["metrics"] = [{**m, "gate_mean": 0.7} for m in other["metrics"]]
+        second.append(other)
+    data["runs"] += second
+    result = comparison_result.seeds_result(data, "valid_unseen", [])
+    assert result["episodes"] == [4, 8] and result["seeds"] == [0, 1]  # update 1 and the final 2, of 2x2 episodes
+    assert result["untrained_won"] == 1 and result["warm_start_won"] == 2
+    by_arm = {a["name"]: a for a in result["arms"]}
+    assert by_arm["grpo"]["won"] == {"4": [2, 2], "8": [3, 2]} and by_arm["seed"]["won"] == {"4": [1, 1], "8": [4, 3]}
+    # grpo seed 0 won tasks 0-2 against the warm start's 0-1: 1 gained, 0 lost; seed 1 ties it
+    assert by_arm["grpo"]["vs_start"] == {"arm_won_start_lost": [1, 0], "start_won_arm_lost": [0, 0]}
+    assert "signals" not in by_arm["grpo"] and len(by_arm["seed"]["signals"]) == 2
+    assert by_arm["seed"]["differs"] == "algo=seed sft=true analyzer=self skills=on-policy lambda_opd=0.01"
+    assert result["differences"] == [{"arm": "seed", "reference": "grpo"}]
+    lines = result_kinds.compare_seeds({"kind": "compare_seeds", **result})
+    assert lines[2] == "| untrained | | 25.0 [4.6, 69.9] (Wilson) | | | | | | | |"
+    assert lines[3] == "| warm start | | 50.0 [15.0, 85.0] (Wilson) | | | | | | | |"
+    assert "| 1 / 0, p 1.000; 0 / 0, p 1.000 |" in lines[4]
+    # seed - grpo: +25 on seed 0 and +25 on seed 1 at the end; -25, -25 after 4 episodes
+    assert any(line.startswith("| seed - grpo | -25.0, -25.0 |") for line in lines)
+    # the signal table: update 1's gate is the mean of 0.5 and 0.7; the probe pooled over seed 0 alone
+    assert "| seed | 1 | 0.60 | 0.60 | 50 / 25 (1 / 0, n=4) |" in [" ".join(line.split()) for line in lines]
+    assert comparison_result.seeds_result(data, "valid_unseen", [{"arm": "grpo", "reference": "seed", "note": "x"}])[
+        "differences"
+    ] == [{"arm": "grpo", "reference": "seed", "note": "x"}]
+    data["runs"][3]["metrics"] = data["runs"][3]["metrics"][:1]
+    with pytest.raises(ValueError, match="different numbers of updates"):
+        comparison_result.seeds_result(data, "valid_unseen", [])
