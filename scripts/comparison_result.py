@@ -55,9 +55,9 @@ def paired_counts(runs: list[ArmResult], start: dict[str, Any], split: str) -> d
     return {"arm_won_start_lost": b[0] if len(b) == 1 else b, "start_won_arm_lost": c[0] if len(c) == 1 else c}
 
 
-def comparison_rows(data: dict[str, Any], split: str) -> tuple[list[str], list[list[Any]]]:
-    """The columns and rows of a comparison's result file (see the module's docstring)."""
-    results = [
+def run_results(data: dict[str, Any]) -> list[ArmResult]:
+    """The runs of a ``comparison.json``, as ``seed compare`` holds them."""
+    return [
         ArmResult(
             r["arm"],
             from_dict(r["config"]),
@@ -68,6 +68,11 @@ def comparison_rows(data: dict[str, Any], split: str) -> tuple[list[str], list[l
         )
         for r in data["runs"]
     ]
+
+
+def comparison_rows(data: dict[str, Any], split: str) -> tuple[list[str], list[list[Any]]]:
+    """The columns and rows of a comparison's result file (see the module's docstring)."""
+    results = run_results(data)
     arms = group_results(results)
     middle = sorted(set.intersection(*(set(r.curve) for r in results)) - {max(len(r.metrics) for r in results)})
     per_update = results[0].config.tasks_per_update * results[0].config.group_size
@@ -133,17 +138,7 @@ def seeds_result(data: dict[str, Any], split: str, differences: list[dict[str, s
     share with Delta > 0, skill probe); ``differences``: the pairs to difference by seed
     (``{"arm", "reference", "note"}``), by default every arm against GRPO and every SEED ablation
     against SEED (:func:`~seed_rl.compare.table.compared_pairs`)."""
-    results = [
-        ArmResult(
-            r["arm"],
-            from_dict(r["config"]),
-            r["metrics"],
-            r["evaluation"],
-            curve={int(u): s for u, s in r["evaluation_curve"].items()},
-            stage1=r["stage1"],
-        )
-        for r in data["runs"]
-    ]
+    results = run_results(data)
     arms = group_results(results)
     config = results[0].config
     per_update = config.tasks_per_update * config.group_size
