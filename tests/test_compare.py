@@ -138,6 +138,9 @@ def test_the_signal_table_gives_each_update_its_gate_and_pooled_skill_probe():
     assert rows == [
         ["seed", "1", "0.50", "0.50", "67 / 17 (3 / 0, n=6)"],
         ["seed", "2", "0.60", "0.50", "75 / 62 (2 / 1, n=8)"],
+        # every update pooled: 10 of 14 with, 6 of 14 without; 5 gained, 1 lost: the exact two-sided
+        # sign test, 2 * (1 + 6) / 2^6 = 0.219
+        ["seed", "all 2", "0.55", "0.50", "71 / 43 (5 / 1, n=14), p 0.219"],
     ]
     assert signal_table([grpo]) == ""  # no skills, no gate: no table
 

@@ -28,7 +28,7 @@ from seed_rl.compare.arm_summary import (
     summary_estimate,
 )
 from seed_rl.compare.arms import ARMS
-from seed_rl.stats import Estimate, format_p, format_percent, mean_ci
+from seed_rl.stats import Estimate, format_p, format_percent, mcnemar_exact, mean_ci
 from seed_rl.tables import markdown_table
 
 
@@ -227,25 +227,28 @@ def signal_table(arms: Sequence[ArmSummary]) -> str:
     ``Delta > 0`` (means over the arm's seeds), and, where the runs probed their skills
     (``skill_probe``), the training batch's success with each episode's own skill in context
     against the same episodes without it, pooled over seeds, with the episodes only one of them won.
-    Empty where no arm has either."""
+    A last row per probed arm pools every update, with the exact two-sided sign test of those two
+    counts: the probe and the rollout are two samples of the same episode's task, so without an
+    effect of the skill each is as likely as the other to be the one that won (p < 0.05: the skill
+    changes success). Empty where no arm has either."""
     rows = []
     for arm in arms:
         updates = min(len(r.metrics) for r in arm.runs)
+        pooled: list[dict[str, Any]] = []
         for u in range(updates):
             lines = [r.metrics[u] for r in arm.runs]
             gate, share = (_mean([m.get(key) for m in lines]) for key in ("gate_mean", "delta_pos_frac"))
             probed = [m for m in lines if "skill_probe_episodes" in m]
             if math.isnan(gate) and not probed:
                 continue
-            probe = ""
-            if probed:
-                n = sum(m["skill_probe_episodes"] for m in probed)
-                won = sum(m["skill_probe_episodes"] * m["skill_probe_success"] for m in probed)
-                won_without = sum(m["skill_probe_episodes"] * m["skill_probe_success_without"] for m in probed)
-                gained = sum(m["skill_probe_gained"] for m in probed)
-                lost = sum(m["skill_probe_lost"] for m in probed)
-                probe = f"{100 * won / n:.0f} / {100 * won_without / n:.0f} ({gained:.0f} / {lost:.0f}, n={n:.0f})"
-            rows.append([arm_label(arm), str(u + 1), _fmt(gate), _fmt(share), probe])
+            pooled += probed
+            rows.append([arm_label(arm), str(u + 1), _fmt(gate), _fmt(share), _probe_cell(probed)])
+        if pooled:
+            every = [r.metrics[u] for r in arm.runs for u in range(updates)]
+            gate, share = (_mean([m.get(key) for m in every]) for key in ("gate_mean", "delta_pos_frac"))
+            gained, lost = (round(sum(m[f"skill_probe_{k}"] for m in pooled)) for k in ("gained", "lost"))
+            cell = f"{_probe_cell(pooled)}, p {format_p(mcnemar_exact(gained, lost))}"
+            rows.append([arm_label(arm), f"all {updates}", _fmt(gate), _fmt(share), cell])
     if not rows:
         return ""
     headers = [
@@ -256,6 +259,18 @@ def signal_table(arms: Sequence[ArmSummary]) -> str:
         "train batch success % with its own skill / without (episodes only the skill won / only without)",
     ]
     return markdown_table(headers, rows)
+
+
+def _probe_cell(probed: list[dict[str, Any]]) -> str:
+    """The skill probe of some updates' metrics, pooled: ``67 / 17 (3 / 0, n=6)``; "" where none probed."""
+    if not probed:
+        return ""
+    n = sum(m["skill_probe_episodes"] for m in probed)
+    won = sum(m["skill_probe_episodes"] * m["skill_probe_success"] for m in probed)
+    won_without = sum(m["skill_probe_episodes"] * m["skill_probe_success_without"] for m in probed)
+    gained = sum(m["skill_probe_gained"] for m in probed)
+    lost = sum(m["skill_probe_lost"] for m in probed)
+    return f"{100 * won / n:.0f} / {100 * won_without / n:.0f} ({gained:.0f} / {lost:.0f}, n={n:.0f})"
 
 
 def _points(estimate: Estimate) -> str:
