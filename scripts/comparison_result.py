@@ -29,7 +29,14 @@ from typing import Any
 
 from seed_rl.compare.arm_summary import ArmResult, group_results, paired_with_start
 from seed_rl.compare.arms import ARMS
-from seed_rl.compare.table import arm_label, compared_pairs, over_updates, phase_seconds, train_seconds
+from seed_rl.compare.table import (
+    arm_label,
+    compared_pairs,
+    mean_phase_seconds,
+    over_updates,
+    phase_seconds,
+    train_seconds,
+)
 from seed_rl.config import from_dict
 
 
@@ -159,12 +166,7 @@ def seeds_result(data: dict[str, Any], split: str, differences: list[dict[str, s
             for u in budgets
         }
         metrics = [m for r in runs for m in r.metrics]
-        phases = {"total": round(sum(m["seconds_total"] for m in metrics) / len(metrics))}
-        for phase in ("rollout", "analysis", "teacher"):
-            phases[phase] = round(sum(m.get(f"seconds_{phase}", 0.0) for m in metrics) / len(metrics))
-        phases["update"] = round(
-            sum(m.get(f"seconds_{p}", 0.0) for m in metrics for p in ("update", "rescore", "reference")) / len(metrics)
-        )
+        phases = {phase: round(v) for phase, v in mean_phase_seconds(metrics).items()}
         row: dict[str, Any] = {
             "name": arm.name,
             "differs": " ".join(o for o in ARMS[arm.name].overrides if o not in ARMS["grpo"].overrides),
