@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -59,3 +61,29 @@ def test_pack_names_what_is_missing(tmp_path, capsys, monkeypatch):
     assert main(["pack", str(run), "--out", str(tmp_path / "out")]) == 2
     assert "cannot be packed from this machine" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+def test_a_resumable_pack_continues_the_run_on_a_machine_without_its_cache(tmp_path, monkeypatch, capsys):
+    """Train 2 updates at once; train 1, pack it with --resumable, and resume the pack elsewhere to 2:
+    the same second update, to the bit, and the warm start read from the pack, not trained again."""
+    monkeypatch.setenv("SEED_CACHE_DIR", str(tmp_path / "cache"))
+    skills = ["algo=seed", "analyzer=scripted"]  # the skill library travels in the checkpoint too
+    whole = train(load_config(None, [*RUN, *WARM, *skills, "updates=2", f"run_dir={tmp_path / 'whole'}"]))
+    run, packed = tmp_path / "run", tmp_path / "packed"
+    train(load_config(None, [*RUN, *WARM, *skills, f"run_dir={run}"]))
+    assert main(["pack", str(run), "--out", str(packed)]) == 0
+    assert main(["train", "--resume", f"run_dir={packed}", "updates=2"]) == 2  # weights only: refused
+    assert "optimizer.pt" in capsys.readouterr().err
+    assert main(["pack", str(run), "--out", str(packed), "--resumable"]) == 0
+    monkeypatch.setenv("SEED_CACHE_DIR", str(tmp_path / "elsewhere"))  # another machine
+    assert main(["train", "--resume", f"run_dir={packed}", "updates=2"]) == 0
+    assert "warm start: adapter loaded from " + str(packed / "adapters") in capsys.readouterr().out
+    assert not list((tmp_path / "elsewhere").rglob("*.safetensors"))  # not trained again
+    resumed = [json.loads(line) for line in (packed / "metrics.jsonl").read_text().splitlines()]
+    assert [m["update"] for m in resumed] == [1, 2]
+    for key in ("loss", "grpo_loss", "opd_loss", "success", "grad_norm"):
+        assert resumed[1][key] == whole[1][key], key  # exact, not approximate
+    monkeypatch.setenv("SEED_CACHE_DIR", str(tmp_path / "cache"))
+    ends = weights(str(tmp_path / "whole")), weights(str(packed))
+    for key, value in ends[0].items():
+        assert torch.equal(value, ends[1][key]), key

@@ -292,7 +292,7 @@ def test_an_adapter_is_saved_even_where_its_cache_folder_went_while_it_trained(t
     cache.save(learner, {"trained": True})  # the folder was never made (or was removed meanwhile)
     fresh = adapter_learner(cfg, tiny_random_policy(), lr=1e-3)
     initial = {k: v.clone() for k, v in fresh.trainable_state().items()}
-    assert cache.load(fresh) == {"trained": True, "cached": True}
+    assert cache.load(fresh) == {"trained": True, "cached": True, "loaded_from": str(cache.folder)}
     assert any(not torch.equal(initial[k], v) for k, v in fresh.trainable_state().items())
     for key, value in learner.trainable_state().items():
         assert torch.equal(value, fresh.trainable_state()[key]), key

@@ -11,6 +11,13 @@ a few MB for a LoRA run, small enough to commit beside the results it produced. 
 over packs gives the run's table on another machine without playing or training again:
 
     seed compare --runs docs/policies/sokoban_seed0 docs/policies/sokoban_grpo0 --out runs/cmp
+
+With ``--resumable`` the pack also holds what continuing the run reads (the optimizer's and the
+generators' states, the warm-start report, the skill log), and ``seed train`` goes on from it on a
+machine without the run's cache:
+
+    seed pack runs/long --out docs/runs/long --resumable
+    seed train --resume run_dir=docs/runs/long updates=40
 """
 
 from __future__ import annotations
@@ -27,6 +34,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("run", metavar="RUN", help="a run folder, or one of its checkpoints/update-NNNNNN")
     parser.add_argument("--out", required=True, help="the folder to write (created)")
+    parser.add_argument(
+        "--resumable",
+        action="store_true",
+        help="also the optimizer and generator states: `seed train --resume run_dir=OUT` continues the run",
+    )
     parser.set_defaults(func=run)
 
 
@@ -34,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from seed_rl.train.saved_policy import PolicyError, pack_run
 
     try:
-        files = pack_run(Path(args.run), Path(args.out))
+        files = pack_run(Path(args.run), Path(args.out), resumable=args.resumable)
     except PolicyError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

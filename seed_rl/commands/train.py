@@ -4,7 +4,12 @@
     seed train --config sokoban_grpo run_dir=runs/a --resume
 
 A run folder holds ``config.yaml`` (fully resolved), ``metrics.jsonl`` and ``checkpoints/``;
-``--resume`` continues the run in ``run_dir`` from its newest checkpoint.
+``--resume`` continues the run in ``run_dir`` from its newest checkpoint, under the run's own
+``config.yaml`` where no ``--config`` is given (``updates=`` may grow). A run packed with ``seed pack
+--resumable`` continues so on another machine, from what was committed:
+
+    seed pack runs/a --out docs/runs/a --resumable
+    seed train --resume run_dir=docs/runs/a updates=40
 
 Data parallel, N processes (each plays and trains tasks_per_update / N of the groups):
 
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,8 +42,13 @@ def run(args: argparse.Namespace) -> int:
         for path in sorted(CONFIG_DIR.glob("*.yaml")):
             print(path.stem)
         return 0
+    config = args.config
+    if config is None and args.resume:  # the run's own config, from its folder
+        run_dirs = [o.partition("=")[2] for o in args.overrides if o.startswith("run_dir=")]
+        if run_dirs and (Path(run_dirs[-1]) / "config.yaml").is_file():
+            config = str(Path(run_dirs[-1]) / "config.yaml")
     try:
-        cfg = load_config(args.config, args.overrides)
+        cfg = load_config(config, args.overrides)
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -31,6 +31,8 @@ from seed_agent.policies.base import Policy
 from seed_rl.config import ConfigError, TrainConfig, from_dict
 
 CHECKPOINT_FILES = ("state.json", "trainable.safetensors")
+#: What else a checkpoint holds, which continuing the run reads (``seed pack --resumable``).
+RESUME_FILES = ("optimizer.pt", "rng.pt")
 #: What ``seed compare`` keeps in a run's folder: its final policy's evaluation (without and with its
 #: skills in the prompt) and its evaluations after some updates (``seed pack`` copies them with the run).
 EVALUATION_FILES = ("evaluation.json", "evaluation_skill_prompt.json", "evaluation_curve.json")
@@ -170,22 +172,36 @@ def load_run_policy(path: Path) -> EvalPolicy:
     return EvalPolicy(learner.policy, cfg, "run", checkpoint)
 
 
-def pack_run(spec: Path, out: Path) -> list[Path]:
+def pack_run(spec: Path, out: Path, *, resumable: bool = False) -> list[Path]:
     """Copy what evaluating a run reads into ``out``: its ``config.yaml``, its latest complete
     checkpoint's ``state.json`` and ``trainable.safetensors`` (not the optimizer's state), its
     ``metrics.jsonl``, Stage-1 report and ``seed compare`` evaluations where it has them, and the
     adapters merged before RL into ``out/adapters/``. ``out`` is then a run folder that ``seed eval
     --policy`` loads, and ``seed compare --runs`` compares, on any machine. Returns the files
-    written; :class:`PolicyError` names a missing file (nothing is written then)."""
+    written; :class:`PolicyError` names a missing file (nothing is written then).
+
+    With ``resumable``, also what continuing the run reads (:data:`RESUME_FILES`): the checkpoint's
+    optimizer state and generator states, the warm-start report and the skill log, so that ``seed train
+    --resume run_dir=OUT`` (``updates=`` more) goes on, on a machine without the run's cache, exactly
+    as the run would have (the supervised stages read ``OUT/adapters/``). The episode log stays
+    behind: the resumed run's ``episodes.jsonl`` starts at its next update."""
     import shutil
 
     from seed_rl.train.stage1.sft import REPORT_FILE
+    from seed_rl.train.stage1.warm_start import REPORT_FILE as WARM_START_REPORT
 
     run, checkpoint = run_paths(spec)
     cfg = run_config(run)
     copies = [(run / "config.yaml", out / "config.yaml")]
-    copies += [(checkpoint / name, out / "checkpoints" / checkpoint.name / name) for name in CHECKPOINT_FILES]
-    for name in ("metrics.jsonl", REPORT_FILE, *EVALUATION_FILES):
+    checkpoint_files = CHECKPOINT_FILES + (RESUME_FILES if resumable else ())
+    copies += [(checkpoint / name, out / "checkpoints" / checkpoint.name / name) for name in checkpoint_files]
+    missing = [source for source, _ in copies if not source.is_file()]
+    if missing:
+        raise PolicyError(f"{missing[0]} not found: the checkpoint is incomplete")
+    run_files = ("metrics.jsonl", REPORT_FILE, *EVALUATION_FILES)
+    if resumable:
+        run_files += (WARM_START_REPORT, "skills.jsonl")
+    for name in run_files:
         if (run / name).is_file():
             copies.append((run / name, out / name))
     for name, adapter in stage_adapters(cfg, run):

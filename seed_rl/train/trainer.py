@@ -78,6 +78,7 @@ from seed_rl.train.phases.update_batch import (
     slowest_seconds,
     update_metrics,
 )
+from seed_rl.train.saved_policy import RESUME_FILES
 from seed_rl.train.setup.run_config import resolve_run_config
 from seed_rl.train.setup.run_setup import (
     eval_sampling,
@@ -192,6 +193,12 @@ class Trainer:
         path = latest_checkpoint(self.run_dir)
         metrics_lines = 0  # killed before its first checkpoint: start over
         if path is not None:
+            missing = [path / name for name in RESUME_FILES if not (path / name).is_file()]
+            if missing:  # a pack of the weights only
+                raise ConfigError(
+                    f"--resume: {missing[0]} not found; a run packed to continue elsewhere needs "
+                    "`seed pack RUN --out DIR --resumable`"
+                )
             state = load_checkpoint(path, self.learner)
             self.update_index = int(state["update"])
             self.library = SkillLibrary.from_rows(state.get("library", []))

@@ -108,10 +108,10 @@ def run_stage1(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path) -> d
     cache = CachedAdapter(cache_dir("stage1", stage1_key(cfg)), ADAPTER_FILE, REPORT_FILE)
     learner = adapter_learner(cfg, policy, cfg.sft_lr)
     settings = replace(AnalyzerSettings.from_config(cfg), failed_only=False)  # Stage 1 measures every episode
-    report = cache.load(learner)
+    report = cache.load(learner, run_dir)
     if report is not None:
         print(
-            f"Stage 1: adapter loaded from {cache.folder} (parse rate {report['parse_rate_before']:.2f} -> "
+            f"Stage 1: adapter loaded from {report['loaded_from']} (parse rate {report['parse_rate_before']:.2f} -> "
             f"{report['parse_rate_after']:.2f} when it was trained)",
             flush=True,
         )

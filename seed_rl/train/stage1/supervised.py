@@ -23,6 +23,7 @@ from seed_rl.config import TrainConfig
 from seed_rl.progress import bar
 from seed_rl.records.rows import ScoreRow
 from seed_rl.train.learner.learner import Learner, LoraSettings
+from seed_rl.train.saved_policy import ADAPTERS_FOLDER
 
 #: Pairs per optimizer step.
 PAIRS_PER_STEP = 4
@@ -51,16 +52,25 @@ class CachedAdapter:
     adapter_file: str
     report_file: str
 
-    def load(self, learner: Learner) -> dict[str, Any] | None:
-        """Load the cached adapter into ``learner`` and return its report (``cached`` set); None when
-        the cache does not hold both files."""
-        adapter, report = self.folder / self.adapter_file, self.folder / self.report_file
-        if not (adapter.is_file() and report.is_file()):
-            return None
-        from safetensors.torch import load_file
+    def load(self, learner: Learner, run_dir: Path | None = None) -> dict[str, Any] | None:
+        """Load the cached adapter into ``learner`` and return its report (``cached`` set, ``loaded_from``
+        the folder read); None when neither the cache nor the run holds both files.
 
-        learner.load_trainable_state(load_file(str(adapter)))
-        return {**json.loads(report.read_text(encoding="utf-8")), "cached": True}
+        Without the cache, a run's own copy is read: ``RUN/adapters/<adapter file>`` beside the
+        report ``RUN/<report file>``, as ``seed pack --resumable`` writes them, so that a packed run
+        resumes on a machine that never trained its warm start or Stage 1. Both name the same
+        adapter: the cache's key holds every setting the run's config fixes."""
+        sources = [(self.folder / self.adapter_file, self.folder / self.report_file)]
+        if run_dir is not None:
+            sources.append((run_dir / ADAPTERS_FOLDER / self.adapter_file, run_dir / self.report_file))
+        for adapter, report in sources:
+            if adapter.is_file() and report.is_file():
+                from safetensors.torch import load_file
+
+                learner.load_trainable_state(load_file(str(adapter)))
+                loaded = json.loads(report.read_text(encoding="utf-8"))
+                return {**loaded, "cached": True, "loaded_from": str(adapter.parent)}
+        return None
 
     def save(self, learner: Learner, report: dict[str, Any]) -> None:
         from safetensors.torch import save_file
