@@ -14,7 +14,8 @@ group that does not tie. Seconds per phase from the run's phase timer.
 
 Tokens are counted twice: over the timed update's rows (prompt and reply tokens as the learner
 scores them), and, cheaply, over ``--count-episodes`` more expert episodes rendered by both builders
-(prompt tokens of every step, plus the reply the builder writes for the expert's action).
+(prompt tokens of every step, and of each section of the prompt alone, plus the reply the builder
+writes for the expert's action).
 
     python scripts/bench_history_format.py [--config alfworld_warm] [--noise 0.2] [--count-episodes 96]
         [--out runs/bench_history_format.json] [key=value ...]
@@ -149,10 +150,15 @@ def counted_tokens(trainer: Trainer, count: int, noise: float) -> dict[str, Any]
     prompts = [trainer.learner.count_tokens(row.prompt) for e in episodes for row in e.rows]
     replies = [count_text(builder.reply(row.action)) - count_text(builder.prefill) for e in episodes for row in e.rows]
     last = [trainer.learner.count_tokens(e.rows[-1].prompt) for e in episodes if len(e.rows) >= 4]
+    sections: dict[str, int] = {}
+    for section in (s for e in episodes for row in e.rows for s in row.prompt.sections):
+        sections[section.name] = sections.get(section.name, 0) + count_text(section.text)
     return {
         "episodes": len(episodes),
         "steps": len(prompts),
         "prompt_tokens_per_step": statistics.mean(prompts),
+        # each section's text alone (the chat template's own tokens and the system message are the rest)
+        "section_tokens_per_step": {name: round(total / len(prompts), 1) for name, total in sections.items()},
         "reply_tokens_per_step": statistics.mean(replies),
         "max_prompt_tokens": max(prompts),
         "prompt_tokens_at_last_step_of_episodes_of_4_plus_steps": statistics.mean(last) if last else None,

@@ -28,4 +28,11 @@ def test_both_formats_time_one_update_on_the_same_expert_path(tmp_path):
     for entry in (full, actions):
         update = entry["update"]
         assert update["tokens"] == update["prompt_tokens"] + update["reply_tokens"]
+        sections = entry["counted"]["section_tokens_per_step"]
+        assert {"intro", "task", "observation", "instruction"} <= set(sections)
+        assert sum(sections.values()) < entry["counted"]["prompt_tokens_per_step"]  # the template's tokens beside
+    # the history is the only section the two formats render differently
+    assert {k: v for k, v in full["counted"]["section_tokens_per_step"].items() if k != "history"} == {
+        k: v for k, v in actions["counted"]["section_tokens_per_step"].items() if k != "history"
+    }
     assert out.is_file() and "sokoban_grpo" in report["command"]
