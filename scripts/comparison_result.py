@@ -9,8 +9,8 @@ counts (won of the episodes played; per training seed where there are several), 
 ``scripts/render_results.py`` recomputes every interval; where the evaluations kept per-task outcomes,
 a column pairs each arm with its start (the warm start, else the untrained model) over tasks: the
 tasks only the arm won and those only the start won, from which the renderer recomputes McNemar's
-exact p; the training columns are the text
-``seed compare``'s own table gives them (:mod:`seed_rl.compare.table`). The run folders are not needed
+exact p; the training columns are the text ``seed compare``'s own table gives them
+(:mod:`seed_rl.compare.table`), those no row fills left out. The run folders are not needed
 afterwards: the file holds what the README shows.
 
 With ``--seeds`` the file is of kind ``compare_seeds`` instead, for a comparison over training seeds:
@@ -121,7 +121,8 @@ def comparison_rows(data: dict[str, Any], split: str) -> tuple[list[str], list[l
                 f"{sum(train_seconds(r) for r in arm.runs) / len(arm.runs):.0f}",
             ]
         )
-    return columns, rows
+    filled = [i for i in range(len(columns)) if any(row[i] != "" for row in rows)]  # (SEED's, in GRPO-only runs)
+    return [columns[i] for i in filled], [[row[i] for i in filled] for row in rows]
 
 
 #: The per-update metrics a ``compare_seeds`` file keeps for SEED's signal table

@@ -259,8 +259,10 @@ def test_a_comparison_becomes_a_result_file_of_counts_and_the_runs_own_columns()
     assert by_arm["untrained"][1] == {"won": 1, "of": 4} and by_arm["warm start"][1] == {"won": 2, "of": 4}
     assert by_arm["grpo"][1:3] == [{"won": 3, "of": 4}, {"won": 2, "of": 4}]
     assert by_arm["seed"][1:3] == [{"won": 4, "of": 4}, {"won": 1, "of": 4}]
-    assert by_arm["grpo"][3] == "25 -> 75" and by_arm["grpo"][5] == ""  # no gate without OPD
-    assert by_arm["seed"][5].startswith("0.50") and by_arm["seed"][-2] == "11 (4 + 0 + 0 + 7)"
+    assert "skill parse rate" not in columns  # no run parsed a skill: a column no row fills is left out
+    gate = columns.index("gate mean")
+    assert by_arm["grpo"][3] == "25 -> 75" and by_arm["grpo"][gate] == ""  # no gate without OPD
+    assert by_arm["seed"][gate].startswith("0.50") and by_arm["seed"][-2] == "11 (4 + 0 + 0 + 7)"
     assert by_arm["seed"][-1] == "27" and by_arm["grpo"][-1] == "22"  # 10 + 12, and Stage 1's 5 s
     assert all(len(r) == len(columns) for r in rows)
     data["runs"][1]["evaluation"]["valid_unseen"]["episodes"] = 8
