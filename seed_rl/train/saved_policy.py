@@ -31,8 +31,6 @@ from seed_agent.policies.base import Policy
 from seed_rl.config import ConfigError, TrainConfig, from_dict
 
 CHECKPOINT_FILES = ("state.json", "trainable.safetensors")
-#: What else a checkpoint holds, which continuing the run reads (``seed pack --resumable``).
-RESUME_FILES = ("optimizer.pt", "rng.pt")
 #: What ``seed compare`` keeps in a run's folder: its final policy's evaluation (without and with its
 #: skills in the prompt) and its evaluations after some updates (``seed pack`` copies them with the run).
 EVALUATION_FILES = ("evaluation.json", "evaluation_skill_prompt.json", "evaluation_curve.json")
@@ -108,15 +106,12 @@ def _read_weights(path: Path) -> dict[str, Any]:
         raise PolicyError(f"{path} cannot be read ({type(error).__name__}: {error}); it may be half-written") from None
 
 
-#: Where a run (or a packed run) keeps copies of the adapters merged before RL.
-ADAPTERS_FOLDER = "adapters"
-
-
 def stage_adapters(cfg: TrainConfig, run: Path | None = None) -> list[tuple[str, Path]]:
     """``(stage, adapter file)`` for each adapter the trainer merged before RL, in merge order: the
     run's own copy (``RUN/adapters/<file>``) where it has one, else this machine's cache."""
     from seed_envs.paths import cache_root
     from seed_rl.train.stage1.sft import ADAPTER_FILE, stage1_key
+    from seed_rl.train.stage1.supervised import ADAPTERS_FOLDER
     from seed_rl.train.stage1.warm_start import ADAPTER_FILE as WARM_START_FILE
     from seed_rl.train.stage1.warm_start import warm_start_key
 
@@ -180,14 +175,16 @@ def pack_run(spec: Path, out: Path, *, resumable: bool = False) -> list[Path]:
     --policy`` loads, and ``seed compare --runs`` compares, on any machine. Returns the files
     written; :class:`PolicyError` names a missing file (nothing is written then).
 
-    With ``resumable``, also what continuing the run reads (:data:`RESUME_FILES`): the checkpoint's
+    With ``resumable``, also what continuing the run reads (``checkpoint.RESUME_FILES``): the checkpoint's
     optimizer state and generator states, the warm-start report and the skill log, so that ``seed train
     --resume run_dir=OUT`` (``updates=`` more) goes on, on a machine without the run's cache, exactly
     as the run would have (the supervised stages read ``OUT/adapters/``). The episode log stays
     behind: the resumed run's ``episodes.jsonl`` starts at its next update."""
     import shutil
 
+    from seed_rl.train.learner.checkpoint import RESUME_FILES
     from seed_rl.train.stage1.sft import REPORT_FILE
+    from seed_rl.train.stage1.supervised import ADAPTERS_FOLDER
     from seed_rl.train.stage1.warm_start import REPORT_FILE as WARM_START_REPORT
 
     run, checkpoint = run_paths(spec)

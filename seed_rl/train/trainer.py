@@ -46,7 +46,7 @@ from seed_rl.records.episode_log import append_episodes, episode_records, trunca
 from seed_rl.records.rows import TrainRow
 from seed_rl.records.run_log import RunLog, truncate_jsonl
 from seed_rl.rollout import Episode, EpisodeStart, run_episodes
-from seed_rl.train.learner.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from seed_rl.train.learner.checkpoint import RESUME_FILES, latest_checkpoint, load_checkpoint, save_checkpoint
 from seed_rl.train.learner.distributed import (
     barrier,
     broadcast_parameters,
@@ -78,7 +78,6 @@ from seed_rl.train.phases.update_batch import (
     slowest_seconds,
     update_metrics,
 )
-from seed_rl.train.saved_policy import RESUME_FILES
 from seed_rl.train.setup.run_config import resolve_run_config
 from seed_rl.train.setup.run_setup import (
     eval_sampling,

@@ -30,6 +30,9 @@ from seed_envs.files import staged_dir
 from seed_rl.train.learner.learner import Learner
 
 _NAME = re.compile(r"^update-(\d{6})$")
+#: What a checkpoint holds beside its weights and ``state.json``, which only continuing the run reads
+#: (``seed pack --resumable`` copies them; a pack of the weights alone does not resume).
+RESUME_FILES = ("optimizer.pt", "rng.pt")
 
 
 def checkpoint_dir(run_dir: Path, update: int) -> Path:

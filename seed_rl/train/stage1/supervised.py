@@ -23,10 +23,11 @@ from seed_rl.config import TrainConfig
 from seed_rl.progress import bar
 from seed_rl.records.rows import ScoreRow
 from seed_rl.train.learner.learner import Learner, LoraSettings
-from seed_rl.train.saved_policy import ADAPTERS_FOLDER
 
 #: Pairs per optimizer step.
 PAIRS_PER_STEP = 4
+#: Where a run (or a packed run, ``seed pack``) keeps copies of the adapters merged before RL.
+ADAPTERS_FOLDER = "adapters"
 
 
 def adapter_learner(cfg: TrainConfig, policy: TransformersPolicy, lr: float) -> Learner:

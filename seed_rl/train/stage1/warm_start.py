@@ -274,9 +274,9 @@ def run_warm_start(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path |
     with torch.random.fork_rng():  # the adapter's init is the warm start's; the run's RNG is untouched
         torch.manual_seed(cfg.seed)
         learner = adapter_learner(cfg, policy, cfg.warm_start_lr)
-        report = cache.load(learner)
+        report = cache.load(learner, run_dir)
         if report is not None:
-            print(f"warm start: adapter loaded from {cache.folder}", flush=True)
+            print(f"warm start: adapter loaded from {report['loaded_from']}", flush=True)
         else:
             report = _train(cfg, policy, learner, started)
             cache.save(learner, report)
