@@ -42,12 +42,11 @@ def run(args: argparse.Namespace) -> int:
         for path in sorted(CONFIG_DIR.glob("*.yaml")):
             print(path.stem)
         return 0
-    config = args.config
-    if config is None and args.resume:  # the run's own config, from its folder
-        run_dirs = [o.partition("=")[2] for o in args.overrides if o.startswith("run_dir=")]
-        if run_dirs and (Path(run_dirs[-1]) / "config.yaml").is_file():
-            config = str(Path(run_dirs[-1]) / "config.yaml")
     try:
+        config = args.config
+        if config is None and args.resume:  # the run's own config, from the folder the overrides name
+            own = Path(load_config(None, args.overrides).run_dir) / "config.yaml"
+            config = str(own) if own.is_file() else None
         cfg = load_config(config, args.overrides)
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
