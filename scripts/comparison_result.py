@@ -27,7 +27,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from seed_rl.compare.arm_summary import ArmResult, group_results, paired_with_start
+from seed_rl.compare.arm_summary import ArmResult, group_results, paired_with_start, pooled_with_start
 from seed_rl.compare.arms import ARMS
 from seed_rl.compare.table import (
     arm_label,
@@ -53,13 +53,22 @@ def paired_counts(runs: list[ArmResult], start: dict[str, Any], split: str) -> d
     """Each run's final evaluation against the start's, paired over tasks (``seed compare``'s
     :func:`~seed_rl.compare.arm_summary.paired_with_start`), as the discordant counts that
     ``scripts/result_kinds.py`` recomputes McNemar's p from: ``{"arm_won_start_lost": b,
-    "start_won_arm_lost": c}``, lists for several training seeds; None where a run or the start kept
-    no per-task outcomes."""
+    "start_won_arm_lost": c}``, lists for several training seeds, and then also ``"tasks"``: per task,
+    how many of the seeds won it and whether the start did, for one paired bootstrap over tasks
+    (:func:`~seed_rl.compare.arm_summary.pooled_with_start`); None where a run or the start kept no
+    per-task outcomes."""
     paired = [paired_with_start(r, start, split) for r in runs]
     if any(p is None for p in paired):
         return None
     b, c = [p.b for p in paired if p], [p.c for p in paired if p]
-    return {"arm_won_start_lost": b[0] if len(b) == 1 else b, "start_won_arm_lost": c[0] if len(c) == 1 else c}
+    result: dict[str, Any] = {
+        "arm_won_start_lost": b[0] if len(b) == 1 else b,
+        "start_won_arm_lost": c[0] if len(c) == 1 else c,
+    }
+    pooled = pooled_with_start(runs, start, split)
+    if pooled is not None:
+        result["tasks"] = {"runs": pooled.runs, "arm_wins": list(pooled.arm_wins), "start_won": list(pooled.start_won)}
+    return result
 
 
 def run_results(data: dict[str, Any]) -> list[ArmResult]:
@@ -182,7 +191,7 @@ def seeds_result(data: dict[str, Any], split: str, differences: list[dict[str, s
         }
         paired = paired_counts(runs, start, split)
         if paired:
-            row["vs_start"] = {k: v if isinstance(v, list) else [v] for k, v in paired.items()}
+            row["vs_start"] = {k: v if isinstance(v, list | dict) else [v] for k, v in paired.items()}
         if any(k in m for m in metrics for k in SIGNAL_KEYS):
             row["signals"] = [[{k: m[k] for k in SIGNAL_KEYS if k in m} for m in r.metrics] for r in runs]
         rows.append(row)

@@ -18,7 +18,7 @@ from typing import Any
 from seed_rl.compare.arm_summary import ArmResult, ArmSummary, paired_difference, rate_over_seeds, seed_differences
 from seed_rl.compare.table import signal_table
 from seed_rl.config import TrainConfig
-from seed_rl.stats import Estimate, format_p, format_percent, mcnemar_exact, proportion_ci
+from seed_rl.stats import Estimate, TaskWins, format_p, format_percent, mcnemar_exact, proportion_ci
 
 
 def table(result: dict[str, Any]) -> list[str]:
@@ -60,10 +60,17 @@ def paired_cell(value: dict[str, Any]) -> str:
     """A run against its start, paired over tasks, from its discordant counts: ``{"arm_won_start_lost":
     6, "start_won_arm_lost": 0}`` is ``6 / 0, p 0.031``, with McNemar's exact two-sided p recomputed
     (:func:`~seed_rl.stats.mcnemar_exact`); lists (one count per training seed) give one such text
-    per seed, joined by ``; ``."""
+    per seed, joined by ``; ``. With ``"tasks"`` (several seeds: per task, how many seeds won it and
+    whether the start did) the seeds' one test over tasks follows: the mean gain per task in points
+    with its paired bootstrap 95% interval (:meth:`~seed_rl.stats.TaskWins.estimate`)."""
     gained, lost = value["arm_won_start_lost"], value["start_won_arm_lost"]
     pairs = zip(gained, lost, strict=True) if isinstance(gained, list) else [(gained, lost)]
-    return "; ".join(f"{b} / {c}, p {format_p(mcnemar_exact(b, c))}" for b, c in pairs)
+    text = "; ".join(f"{b} / {c}, p {format_p(mcnemar_exact(b, c))}" for b, c in pairs)
+    if "tasks" not in value:
+        return text
+    tasks = value["tasks"]
+    pooled = TaskWins(tuple(tasks["arm_wins"]), tuple(tasks["start_won"]), tasks["runs"]).estimate()
+    return f"{text}; over the {tasks['runs']} seeds, per task: {points_interval(pooled)} points"
 
 
 def skill_precondition(result: dict[str, Any]) -> list[str]:

@@ -1,10 +1,12 @@
-"""Summary statistics for evaluation: means and rates with 95% confidence intervals, and McNemar's
-exact test for two evaluations paired over the same tasks."""
+"""Summary statistics for evaluation: means and rates with 95% confidence intervals, McNemar's
+exact test for two evaluations paired over the same tasks, and a paired bootstrap over tasks for
+several training seeds against one start."""
 
 from __future__ import annotations
 
 import functools
 import math
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -185,3 +187,61 @@ def _by_pair(outcomes: Sequence[Outcome], which: str) -> dict[tuple[object, obje
             raise ValueError(f"the {which} evaluation plays task {task!r} with seed {eval_seed!r} twice")
         won[(task, eval_seed)] = bool(outcome)
     return won
+
+
+def paired_bootstrap(differences: Sequence[float], resamples: int = 10_000, seed: int = 0) -> Estimate:
+    """The mean of per-task paired differences ``d_i`` with the percentile bootstrap's 95% interval
+    over tasks: ``resamples`` times, draw n tasks with replacement and take their mean ``d*``; the
+    interval is the 2.5th and 97.5th percentiles of the ``d*`` (order statistics
+    ``floor(0.025 R)`` and ``ceil(0.975 R) - 1``, 0-based, of the R sorted means).
+
+    Meant for several training seeds against one start: ``d_i`` is task i's win rate over the
+    seeds minus the start's (in [-1, 1]), so tasks, the unit that was drawn, are resampled and the
+    seeds' spread on a task stays inside ``d_i``. An interval that excludes 0 is a difference at 95%.
+    Deterministic for a given ``seed`` (its own ``random.Random``)."""
+    n = len(differences)
+    if n == 0:
+        return Estimate(math.nan, math.nan, math.nan, 0)
+    if resamples < 1:
+        raise ValueError(f"resamples={resamples} must be >= 1")
+    values = [float(d) for d in differences]
+    rng = random.Random(seed)
+    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
+    low = means[math.floor(0.025 * resamples)]
+    high = means[min(resamples - 1, math.ceil(0.975 * resamples) - 1)]
+    return Estimate(sum(values) / n, low, high, n)
+
+
+@dataclass(frozen=True)
+class TaskWins:
+    """Several runs (an arm's training seeds) and one start played on the same tasks, task by task
+    (:func:`task_wins`): how many of the runs won each task, and whether the start did (0 or 1)."""
+
+    arm_wins: tuple[int, ...]
+    start_won: tuple[int, ...]
+    runs: int
+
+    def differences(self) -> list[float]:
+        """Per task, the runs' win rate minus the start's: ``d_i = arm_wins_i / runs - start_won_i``."""
+        return [won / self.runs - start for won, start in zip(self.arm_wins, self.start_won, strict=True)]
+
+    def estimate(self, resamples: int = 10_000) -> Estimate:
+        """The mean per-task difference with its paired bootstrap interval (:func:`paired_bootstrap`)."""
+        return paired_bootstrap(self.differences(), resamples)
+
+
+def task_wins(runs: Sequence[Sequence[Outcome]], start: Sequence[Outcome]) -> TaskWins:
+    """Pair each run's per-episode outcomes (``[task, seed, won]``) with the start's by ``(task,
+    seed)``, in the start's order. Raises ``ValueError``, as :func:`paired_outcomes` does, when a run
+    played other pairs than the start or there are no runs."""
+    if not runs:
+        raise ValueError("no runs to pair with the start")
+    theirs = _by_pair(start, "start")
+    wins = dict.fromkeys(theirs, 0)
+    for index, outcomes in enumerate(runs):
+        mine = _by_pair(outcomes, f"run {index}")
+        if mine.keys() != theirs.keys():
+            raise ValueError(f"run {index} and the start are over different tasks (task, seed); no paired test")
+        for key, won in mine.items():
+            wins[key] += int(won)
+    return TaskWins(tuple(wins.values()), tuple(int(won) for won in theirs.values()), len(runs))

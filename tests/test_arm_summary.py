@@ -198,6 +198,12 @@ def test_each_run_is_paired_with_the_warm_start_over_tasks_in_the_table_and_the_
     assert "Each run against the warm start, paired over tasks (valid_unseen; McNemar's exact test):" in report
     assert ["grpo", "1", "6", "0", "8", "0.031"] in cells(report)
     assert report.index("McNemar p") > report.index("| warm start")  # under the main table
+    # grpo's two seeds, one test over tasks: task 0 won by both (start: won), task 1 by 1 of 2 (won), tasks
+    # 2-7 by both (lost): d = (0, -1/2, 1, 1, 1, 1, 1, 1), mean 11/16; seed's one run gets no row
+    assert "Each arm over its training seeds against the warm start, paired over tasks (valid_unseen):" in report
+    pooled = next(row for row in cells(report) if row[:3] == ["grpo", "2", "8"])
+    assert pooled[3].startswith("+68.8 [") and float(pooled[3].split("[")[1].split(",")[0]) > 0
+    assert not any(row[:2] == ["seed", "1"] for row in cells(report))
     record = paired_record(runs[0], "warm start", warm)
     assert record == {
         "paired_with_start": {

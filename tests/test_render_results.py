@@ -339,14 +339,18 @@ def test_a_comparison_over_seeds_becomes_a_compare_seeds_file_with_its_start_and
     by_arm = {a["name"]: a for a in result["arms"]}
     assert by_arm["grpo"]["won"] == {"4": [2, 2], "8": [3, 2]} and by_arm["seed"]["won"] == {"4": [1, 1], "8": [4, 3]}
     # grpo seed 0 won tasks 0-2 against the warm start's 0-1: 1 gained, 0 lost; seed 1 ties it
-    assert by_arm["grpo"]["vs_start"] == {"arm_won_start_lost": [1, 0], "start_won_arm_lost": [0, 0]}
+    # and pooled over both seeds, task by task: seeds winning tasks 0-3 (2, 2, 1, 0) against the start's (1, 1, 0, 0)
+    tasks = {"runs": 2, "arm_wins": [2, 2, 1, 0], "start_won": [1, 1, 0, 0]}
+    assert by_arm["grpo"]["vs_start"] == {"arm_won_start_lost": [1, 0], "start_won_arm_lost": [0, 0], "tasks": tasks}
     assert "signals" not in by_arm["grpo"] and len(by_arm["seed"]["signals"]) == 2
     assert by_arm["seed"]["differs"] == "algo=seed sft=true analyzer=self skills=on-policy lambda_opd=0.01"
     assert result["differences"] == [{"arm": "seed", "reference": "grpo"}]
     lines = result_kinds.compare_seeds({"kind": "compare_seeds", **result})
     assert lines[2] == "| untrained | | 25.0 [4.6, 69.9] (Wilson) | | | | | | | |"
     assert lines[3] == "| warm start | | 50.0 [15.0, 85.0] (Wilson) | | | | | | | |"
-    assert "| 1 / 0, p 1.000; 0 / 0, p 1.000 |" in lines[4]
+    # d = (0, 0, 1/2, 0), mean 1/8; its bootstrap mean is k/8, k ~ Binomial(4, 1/4) draws of task 2:
+    # P(k = 0) = 0.32 > 2.5% gives 0, and P(k >= 3) = 0.051 > 2.5% > P(k = 4) = 0.004 gives 3/8
+    assert "| 1 / 0, p 1.000; 0 / 0, p 1.000; over the 2 seeds, per task: +12.5 [0.0, +37.5] points |" in lines[4]
     # seed - grpo: +25 on seed 0 and +25 on seed 1 at the end; -25, -25 after 4 episodes
     assert any(line.startswith("| seed - grpo | -25.0, -25.0 |") for line in lines)
     # the signal table: update 1's gate is the mean of 0.5 and 0.7; the probe pooled over seed 0 alone

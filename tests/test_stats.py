@@ -7,14 +7,17 @@ import math
 import pytest
 
 from seed_rl.stats import (
+    Estimate,
     format_p,
     format_percent,
     mcnemar_exact,
     mean_ci,
     mean_t_ci,
+    paired_bootstrap,
     paired_outcomes,
     proportion_ci,
     t_quantile,
+    task_wins,
 )
 
 
@@ -113,3 +116,33 @@ def test_outcomes_over_different_tasks_or_seeds_are_refused():
         paired_outcomes([*arm, [0, 0, False]], arm)
     with pytest.raises(ValueError, match="no outcomes"):
         paired_outcomes([], [])
+
+
+def test_the_paired_bootstrap_over_tasks_by_hand():
+    # d = (0, 0, 0, 1): a resample's mean is k/4 with k ~ Binomial(4, 1/4). P(k = 0) = 0.32 > 2.5%, so
+    # the low end is 0; P(k >= 3) = 0.051 > 2.5% > P(k = 4) = 0.004, so the high end is 3/4
+    estimate = paired_bootstrap([0, 0, 0, 1])
+    assert (estimate.mean, estimate.low, estimate.high, estimate.n) == (0.25, 0.0, 0.75, 4)
+    assert paired_bootstrap([0, 0, 0, 1], seed=3) == estimate  # far from a boundary: any seed agrees
+    # every task moved the same way: the interval is the point
+    assert paired_bootstrap([0.5] * 7) == paired_bootstrap([0.5] * 7, resamples=10) == Estimate(0.5, 0.5, 0.5, 7)
+    # 20 tasks gained of 64, 2 lost: the interval excludes 0; 5 gained and 5 lost: it holds 0
+    assert paired_bootstrap([1] * 20 + [-1] * 2 + [0] * 42).low > 0
+    even = paired_bootstrap([1] * 5 + [-1] * 5 + [0] * 54)
+    assert even.mean == 0 and even.low < 0 < even.high
+    assert math.isnan(paired_bootstrap([]).mean)
+    with pytest.raises(ValueError, match="resamples"):
+        paired_bootstrap([1], resamples=0)
+
+
+def test_several_runs_pair_with_one_start_task_by_task():
+    start = [[0, 0, True], [1, 0, False], [2, 0, False]]
+    runs = [[[2, 0, True], [1, 0, True], [0, 0, True]], [[0, 0, False], [1, 0, True], [2, 0, False]]]
+    wins = task_wins(runs, start)
+    assert (wins.arm_wins, wins.start_won, wins.runs) == ((1, 2, 1), (1, 0, 0), 2)  # in the start's order
+    assert wins.differences() == [-0.5, 1.0, 0.5]
+    assert wins.estimate().mean == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match="run 1 and the start are over different tasks"):
+        task_wins([runs[0], runs[1][:2]], start)
+    with pytest.raises(ValueError, match="no runs"):
+        task_wins([], start)

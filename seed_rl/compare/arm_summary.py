@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seed_rl.config import TrainConfig
-from seed_rl.stats import Estimate, PairedOutcomes, mean_t_ci, paired_outcomes, proportion_ci
+from seed_rl.stats import Estimate, PairedOutcomes, TaskWins, mean_t_ci, paired_outcomes, proportion_ci, task_wins
 
 
 @dataclass
@@ -229,6 +229,19 @@ def paired_with_start(run: ArmResult, start: dict[str, dict[str, Any]], split: s
     if mine is None or theirs is None:
         return None
     return paired_outcomes(mine, theirs)
+
+
+def pooled_with_start(runs: Sequence[ArmResult], start: dict[str, dict[str, Any]], split: str) -> TaskWins | None:
+    """All of an arm's runs (its training seeds) against the start on ``split``, task by task
+    (:func:`~seed_rl.stats.task_wins`), for one test over tasks rather than one per seed: its
+    :meth:`~seed_rl.stats.TaskWins.estimate` is the mean gain per task with a paired bootstrap
+    interval over tasks. None with fewer than two runs, or where a summary lacks per-task
+    ``outcomes``; ``ValueError`` where they played other tasks."""
+    mine = [run.evaluation.get(split, {}).get("outcomes") for run in runs]
+    theirs = start.get(split, {}).get("outcomes")
+    if len(runs) < 2 or theirs is None or any(outcomes is None for outcomes in mine):
+        return None
+    return task_wins(mine, theirs)
 
 
 def family_names(starts: StartRows, arms: Sequence[ArmSummary], split: str) -> list[str]:

@@ -24,6 +24,7 @@ from seed_rl.compare.arm_summary import (
     family_names,
     paired_difference,
     paired_with_start,
+    pooled_with_start,
     seed_differences,
     summary_estimate,
 )
@@ -37,12 +38,16 @@ def comparison_report(starts: StartRows, arms: Sequence[ArmSummary], differing: 
     untrained model's evaluation per split, and the warm start's where the arms start from one."""
     splits = list(starts["untrained"])
     parts = [main_table(starts, arms, differing)]
+    label = arms_start(starts)[0].replace("untrained", "untrained model")
     for split in splits:
         paired = start_pairs_table(starts, arms, split)
         if paired:
-            label = arms_start(starts)[0].replace("untrained", "untrained model")
             parts += ["", f"Each run against the {label}, paired over tasks ({split}; McNemar's exact test):", ""]
             parts.append(paired)
+        pooled = pooled_start_table(starts, arms, split)
+        if pooled:
+            parts += ["", f"Each arm over its training seeds against the {label}, paired over tasks ({split}):", ""]
+            parts.append(pooled)
     for split in splits:  # on seen and unseen tasks alike, where both were played
         differences = difference_table(arms, split)
         if differences:
@@ -166,6 +171,31 @@ def start_pairs_table(starts: StartRows, arms: Sequence[ArmSummary], split: str)
         "differ count (b and c, the two counts): p is the two-sided exact binomial test of those at 1/2, "
         "p = min(1, 2 sum_{k <= min(b, c)} C(b + c, k) / 2^(b + c)); p < 0.05 is a difference in wins "
         "that the tasks' draw alone would rarely give (one test per training seed)."
+    )
+    return markdown_table(headers, rows) + note
+
+
+def pooled_start_table(starts: StartRows, arms: Sequence[ArmSummary], split: str) -> str:
+    """One test over tasks per arm of several training seeds, instead of one per seed
+    (:func:`~seed_rl.compare.arm_summary.pooled_with_start`): the mean over tasks of the arm's win
+    rate on the task (over its seeds) minus the start's, in points, with the paired bootstrap's 95%
+    interval over tasks; empty where no arm has two runs with per-task outcomes."""
+    label, start = arms_start(starts)
+    rows = []
+    for arm in arms:
+        try:
+            pooled = pooled_with_start(arm.runs, start, split)
+        except ValueError:  # evaluations of other tasks: no paired test
+            continue
+        if pooled is not None:
+            rows.append([arm_label(arm), str(pooled.runs), str(len(pooled.arm_wins)), _points(pooled.estimate())])
+    if not rows:
+        return ""
+    headers = ["arm", "training seeds", "tasks", f"gain over the {label} per task, points [95% CI]"]
+    note = (
+        f"\nd_i = the arm's win rate on task i over its seeds - the {label}'s (0 or 1); the interval is the "
+        "percentile bootstrap of the mean d over tasks (10,000 resamples): one test over tasks, the unit that "
+        "was drawn, that excludes 0 at 95% where the arm wins more tasks than its start."
     )
     return markdown_table(headers, rows) + note
 
