@@ -199,6 +199,10 @@ class Stage1Keys:
     # expert steps of Stage 1's own training trajectories trained beside the skill pairs (a rehearsal
     # of the acting role, so that teaching the analyzer does not unlearn acting); 0: skill pairs only
     sft_acting_pairs: int = 0
+    # true: Stage 1's adapter never reaches the acting policy; a copy of the starting weights with it
+    # merged writes the skills, with the acting policy's RL adapters copied in before each skill pass
+    # (seed_rl/train/stage1/skill_writer.py)
+    sft_apart: bool = False
     sft_analyzer_url: str = ""  # OpenAI-compatible server for sft_source=external
 
 
@@ -405,6 +409,12 @@ def check_stage1(cfg: TrainConfig) -> None:
     _one_of(cfg, sft_source=("scripted", "external"))
     _at_least(cfg, 1, "sft_tasks", "sft_rollouts", "sft_epochs")
     _at_least(cfg, 0, "sft_eval_trajectories", "sft_acting_pairs")
+    if cfg.sft_apart and not (cfg.sft and cfg.finetune == "lora" and cfg.analyzer == "self" and not cfg.fsdp):
+        raise ConfigError(
+            f"sft_apart=true needs sft=true, finetune=lora, analyzer=self and fsdp=false (given: sft={cfg.sft}, "
+            f"finetune={cfg.finetune}, analyzer={cfg.analyzer}, fsdp={cfg.fsdp}): it keeps Stage 1's adapter in "
+            "a skill writer of its own, which takes the acting policy's LoRA adapters before each skill pass"
+        )
 
 
 def check_scale_out(cfg: TrainConfig) -> None:

@@ -34,6 +34,10 @@ ARMS: dict[str, Arm] = {
         (*_SEED, "lambda_opd=0.01", "step_skills=true"),
         label="seed-step-skills (SEED with skills for its critical steps too)",
     ),
+    "seed-apart": Arm(
+        (*_SEED, "lambda_opd=0.01", "sft_apart=true"),
+        label="seed-apart (SEED with Stage 1 in a skill writer of its own, never in the acting policy)",
+    ),
     "seed-no-sft": Arm(("algo=seed", "sft=false", "analyzer=self", "skills=on-policy", "advantage=grpo")),
     "seed-frozen-analyzer": Arm(
         ("algo=seed", "sft=true", "analyzer=frozen-initial", "skills=on-policy", "advantage=grpo")

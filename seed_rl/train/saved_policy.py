@@ -106,9 +106,10 @@ def _read_weights(path: Path) -> dict[str, Any]:
         raise PolicyError(f"{path} cannot be read ({type(error).__name__}: {error}); it may be half-written") from None
 
 
-def stage_adapters(cfg: TrainConfig, run: Path | None = None) -> list[tuple[str, Path]]:
-    """``(stage, adapter file)`` for each adapter the trainer merged before RL, in merge order: the
-    run's own copy (``RUN/adapters/<file>``) where it has one, else this machine's cache."""
+def stage_adapters(cfg: TrainConfig, run: Path | None = None, *, acting: bool = False) -> list[tuple[str, Path]]:
+    """``(stage, adapter file)`` for each adapter the trainer trained before RL, in merge order: the
+    run's own copy (``RUN/adapters/<file>``) where it has one, else this machine's cache. ``acting``:
+    only those merged into the acting policy (not Stage 1's where it was kept apart, ``sft_apart``)."""
     from seed_envs.paths import cache_root
     from seed_rl.train.stage1.sft import ADAPTER_FILE, stage1_key
     from seed_rl.train.stage1.supervised import ADAPTERS_FOLDER
@@ -118,7 +119,7 @@ def stage_adapters(cfg: TrainConfig, run: Path | None = None) -> list[tuple[str,
     stages = []
     if cfg.warm_start != "none":
         stages.append(("warm-start", WARM_START_FILE, cache_root() / "warm_start" / warm_start_key(cfg)))
-    if cfg.sft:
+    if cfg.sft and not (acting and cfg.sft_apart):
         stages.append(("Stage-1", ADAPTER_FILE, cache_root() / "stage1" / stage1_key(cfg)))
     found = []
     for name, file, cached in stages:
@@ -128,11 +129,11 @@ def stage_adapters(cfg: TrainConfig, run: Path | None = None) -> list[tuple[str,
 
 
 def merge_cached_adapters(cfg: TrainConfig, policy: Any, run: Path | None = None) -> None:
-    """Merge the run's warm-start and Stage-1 adapters (where it used them) into ``policy.model``,
-    in the order the trainer merged them before RL (each from :func:`stage_adapters`)."""
+    """Merge the run's warm-start and Stage-1 adapters (where its acting policy had them) into
+    ``policy.model``, in the order the trainer merged them before RL (each from :func:`stage_adapters`)."""
     from seed_rl.train.learner.learner import Learner, LoraSettings
 
-    for name, adapter in stage_adapters(cfg, run):
+    for name, adapter in stage_adapters(cfg, run, acting=True):
         if not adapter.is_file():
             raise PolicyError(
                 f"the run's {name} adapter {adapter} not found (the trainer merges it before RL; it is kept in the "

@@ -125,13 +125,19 @@ class Trainer:
             if not self.main:
                 run_warm_start(cfg, self.policy, self.run_dir)
         self.stage1_report: dict[str, Any] | None = None
+        writer = None  # sft_apart: the copy that Stage 1 goes into instead of the acting policy
         if cfg.sft:
             from seed_rl.train.stage1.sft import run_stage1
 
+            if cfg.sft_apart:
+                from seed_rl.train.stage1.skill_writer import writer_policy
+
+                writer = writer_policy(cfg, self.run_dir)
+            stage1_policy = writer or self.policy
             # the main process trains the adapter into the cache; the others then load it from there
-            self.stage1_report = run_on_main(lambda: run_stage1(cfg, self.policy, self.run_dir))
+            self.stage1_report = run_on_main(lambda: run_stage1(cfg, stage1_policy, self.run_dir))
             if not self.main:
-                run_stage1(cfg, self.policy, self.run_dir)
+                run_stage1(cfg, stage1_policy, self.run_dir)
         self.learner = Learner(
             self.policy,
             finetune=cfg.finetune,
@@ -156,6 +162,12 @@ class Trainer:
             self.rollout_backend = start_rollout_backend(cfg, self.learner, self.run_dir, rank=self.rank)
         #: What samples rollouts and the current policy's skills: the learner's model, or vLLM
         self.rollout_policy = self.rollout_backend.policy if self.rollout_backend is not None else self.learner.policy
+        #: sft_apart: what writes the skills instead (Stage 1's copy, given the current adapters)
+        self.skill_writer = None
+        if writer is not None:
+            from seed_rl.train.stage1.skill_writer import SkillWriter
+
+            self.skill_writer = SkillWriter(writer, cfg, self.policy)
         reserve = cfg.skill_reserve_tokens if cfg.algo == "seed" else 0
         self.max_prompt_tokens = self.learner.context_length - cfg.max_new_tokens
         self.builder = run_prompt_builder(cfg, self.learner.count_tokens, self.max_prompt_tokens - reserve)
@@ -365,7 +377,8 @@ class Trainer:
     def analyze(self, batch: UpdateBatch, u: int) -> tuple[list[SkillResult | None], SkillReport]:
         """One hindsight skill per episode (:func:`~seed_rl.train.phases.skill_pass.write_skills`) from the
         run's analyzer: the scripted annotator, the static library once built, or a policy (the
-        current one, the initial one, or an external server). With ``step_skills``, each keeps its
+        current one, with ``sft_apart`` the current one plus Stage 1, the initial one, or an external
+        server). With ``step_skills``, each keeps its
         step skills at its critical steps only (:func:`~seed_rl.train.phases.skill_pass.keep_critical_steps`)."""
         cfg, episodes = self.cfg, batch.episodes
         if cfg.analyzer == "scripted":
@@ -376,6 +389,8 @@ class Trainer:
             source = "policy"
         if cfg.analyzer == "frozen-initial" and source == "policy":
             weights = self.learner.initial_weights()
+        elif self.skill_writer is not None and source == "policy":
+            weights = contextlib.nullcontext(self.skill_writer.synced(self.learner))
         else:
             weights = contextlib.nullcontext(self.external or self.rollout_policy)
         shown = self.show_progress and source == "policy"

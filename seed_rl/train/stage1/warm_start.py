@@ -263,9 +263,12 @@ def held_out_split(demos: Demonstrations, share: float) -> tuple[list[int], list
     return train, [i for i, t in enumerate(demos.tasks) if t in held]
 
 
-def run_warm_start(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path | None = None) -> dict[str, Any]:
-    """Train (or load from the cache) the warm-start adapter and merge it into ``policy.model``;
-    returns the report (demonstrations, held-out loss before and after, seconds, cached or not)."""
+def run_warm_start(
+    cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path | None = None, *, write_report: bool = True
+) -> dict[str, Any]:
+    """Train (or load from the cache, else from ``run_dir``'s own copy) the warm-start adapter and
+    merge it into ``policy.model``; returns the report (demonstrations, held-out loss before and
+    after, seconds, cached or not), also written into ``run_dir`` unless ``write_report`` is false."""
     if cfg.warm_start != "expert":
         raise ValueError(f"warm_start={cfg.warm_start!r}: nothing to run (the warm start is warm_start=expert)")
     started = time.perf_counter()
@@ -281,7 +284,7 @@ def run_warm_start(cfg: TrainConfig, policy: TransformersPolicy, run_dir: Path |
             report = _train(cfg, policy, learner, started)
             cache.save(learner, report)
     policy.model = learner.peft_model.merge_and_unload()
-    if run_dir is not None:
+    if run_dir is not None and write_report:
         run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(run_dir / REPORT_FILE, json.dumps(report, indent=1))
     return report
