@@ -87,6 +87,8 @@ from seed_rl.train.setup.run_setup import (
     run_sampling,
     train_task_pool,
 )
+from seed_rl.train.stage1.run_start import prepare_run_start
+from seed_rl.train.stage1.skill_writer import SkillWriter
 
 #: The share of ``memory_budget_gb`` a rollout may fill with the sampler's frozen states (beside
 #: what the budget bounds: weights, optimizer state and one micro-batch's pass); rows beyond it
@@ -116,28 +118,8 @@ class Trainer:
         self.policy = run_policy(cfg)
         self.policy.engine.layout.share_prefix = cfg.share_prefix
         self.policy.engine.layout.share_groups = cfg.share_episode_prefix
-        self.warm_start_report: dict[str, Any] | None = None
-        if cfg.warm_start != "none":
-            from seed_rl.train.stage1.warm_start import run_warm_start
-
-            # as Stage 1: the main process trains the adapter into the cache, the others load it
-            self.warm_start_report = run_on_main(lambda: run_warm_start(cfg, self.policy, self.run_dir))
-            if not self.main:
-                run_warm_start(cfg, self.policy, self.run_dir)
-        self.stage1_report: dict[str, Any] | None = None
-        writer = None  # sft_apart: the copy that Stage 1 goes into instead of the acting policy
-        if cfg.sft:
-            from seed_rl.train.stage1.sft import run_stage1
-
-            if cfg.sft_apart:
-                from seed_rl.train.stage1.skill_writer import writer_policy
-
-                writer = writer_policy(cfg, self.run_dir)
-            stage1_policy = writer or self.policy
-            # the main process trains the adapter into the cache; the others then load it from there
-            self.stage1_report = run_on_main(lambda: run_stage1(cfg, stage1_policy, self.run_dir))
-            if not self.main:
-                run_stage1(cfg, stage1_policy, self.run_dir)
+        start = prepare_run_start(cfg, self.policy, self.run_dir, main=self.main)
+        self.warm_start_report, self.stage1_report = start.warm_start_report, start.stage1_report
         self.learner = Learner(
             self.policy,
             finetune=cfg.finetune,
@@ -163,11 +145,7 @@ class Trainer:
         #: What samples rollouts and the current policy's skills: the learner's model, or vLLM
         self.rollout_policy = self.rollout_backend.policy if self.rollout_backend is not None else self.learner.policy
         #: sft_apart: what writes the skills instead (Stage 1's copy, given the current adapters)
-        self.skill_writer = None
-        if writer is not None:
-            from seed_rl.train.stage1.skill_writer import SkillWriter
-
-            self.skill_writer = SkillWriter(writer, cfg, self.policy)
+        self.skill_writer = SkillWriter(start.writer, cfg, self.policy) if start.writer is not None else None
         reserve = cfg.skill_reserve_tokens if cfg.algo == "seed" else 0
         self.max_prompt_tokens = self.learner.context_length - cfg.max_new_tokens
         self.builder = run_prompt_builder(cfg, self.learner.count_tokens, self.max_prompt_tokens - reserve)
