@@ -41,12 +41,15 @@ from seed_rl.config import from_dict
 
 
 def counts(summaries: list[dict[str, Any]]) -> dict[str, Any]:
-    """``{"won": k, "of": n}`` for one evaluation, ``{"won": [k1, k2], "of": n}`` for one per seed."""
+    """``{"won": k, "of": n}`` for one evaluation, ``{"won": [k1, k2], "of": n, "as": "{rate} ({seeds})"}``
+    for one per seed (shown as the mean with its interval, then each seed's rate)."""
     won = [round(s["success"] * s["episodes"]) for s in summaries]
     sizes = {s["episodes"] for s in summaries}
     if len(sizes) != 1:
         raise ValueError(f"the evaluations played different numbers of episodes: {sorted(sizes)}")
-    return {"won": won[0] if len(won) == 1 else won, "of": sizes.pop()}
+    if len(won) == 1:
+        return {"won": won[0], "of": sizes.pop()}
+    return {"won": won, "of": sizes.pop(), "as": "{rate} ({seeds})"}
 
 
 def paired_counts(runs: list[ArmResult], start: dict[str, Any], split: str) -> dict[str, Any] | None:

@@ -250,6 +250,7 @@ def comparison_file(final: dict[str, int], middle: dict[str, int]) -> dict:
 
 def test_a_comparison_becomes_a_result_file_of_counts_and_the_runs_own_columns():
     import comparison_result
+    import result_kinds
 
     data = comparison_file(final={"grpo": 3, "seed": 4}, middle={"grpo": 2, "seed": 1})
     columns, rows = comparison_result.comparison_rows(data, "valid_unseen")
@@ -265,6 +266,10 @@ def test_a_comparison_becomes_a_result_file_of_counts_and_the_runs_own_columns()
     assert by_arm["seed"][gate].startswith("0.50") and by_arm["seed"][-2] == "11 (4 + 0 + 0 + 7)"
     assert by_arm["seed"][-1] == "27" and by_arm["grpo"][-1] == "22"  # 10 + 12, and Stage 1's 5 s
     assert all(len(r) == len(columns) for r in rows)
+    # several training seeds: one count each, shown as the mean with its interval, then each seed's rate
+    two = comparison_result.counts([{"success": 0.25, "episodes": 4}, {"success": 0.75, "episodes": 4}])
+    assert two == {"won": [1, 3], "of": 4, "as": "{rate} ({seeds})"}
+    assert result_kinds.cell(two).endswith(" (25.0, 75.0)")
     data["runs"][1]["evaluation"]["valid_unseen"]["episodes"] = 8
     data["runs"][1]["evaluation"]["valid_unseen"]["success"] = 0.5
     data["runs"].append({**data["runs"][1], "arm": "seed"})
