@@ -11,7 +11,7 @@ pytest.importorskip("peft")
 from seed_rl.compare.collect import arm_of_run  # noqa: E402
 from seed_rl.config import ConfigError, load_config  # noqa: E402
 from seed_rl.train import trainer as trainer_module  # noqa: E402
-from seed_rl.train.saved_policy import load_run_policy  # noqa: E402
+from seed_rl.train.saved_policy import load_run_policy, pack_run  # noqa: E402
 from seed_rl.train.setup.run_setup import run_policy  # noqa: E402
 from seed_rl.train.stage1.sft import run_stage1  # noqa: E402
 from seed_rl.train.stage1.warm_start import run_warm_start  # noqa: E402
@@ -75,6 +75,11 @@ def test_stage1_goes_into_the_skill_writer_only_and_the_writer_takes_the_current
     saved = load_run_policy(tmp_path / "apart").policy
     assert torch.allclose(logits(saved.model), logits(trainer.policy.model), atol=1e-4)
     assert arm_of_run(cfg, tmp_path / "apart") == "seed-apart"
+    # a pack carries what evaluation merges; a resumable one also the writer's Stage-1 adapter
+    adapters = {p.name for p in pack_run(tmp_path / "apart", tmp_path / "pack") if p.parent.name == "adapters"}
+    assert adapters == {"warm_start_adapter.safetensors"}
+    resumable = pack_run(tmp_path / "apart", tmp_path / "resumable", resumable=True)
+    assert "stage1_adapter.safetensors" in {p.name for p in resumable}
 
 
 def test_merged_stage1_reaches_the_acting_policy_as_before(tmp_path):

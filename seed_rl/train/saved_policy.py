@@ -179,8 +179,9 @@ def pack_run(spec: Path, out: Path, *, resumable: bool = False) -> list[Path]:
     With ``resumable``, also what continuing the run reads (``checkpoint.RESUME_FILES``): the checkpoint's
     optimizer state and generator states, the warm-start report and the skill log, so that ``seed train
     --resume run_dir=OUT`` (``updates=`` more) goes on, on a machine without the run's cache, exactly
-    as the run would have (the supervised stages read ``OUT/adapters/``). The episode log stays
-    behind: the resumed run's ``episodes.jsonl`` starts at its next update."""
+    as the run would have (the supervised stages read ``OUT/adapters/``), and a Stage-1 adapter that
+    the run kept apart from its acting policy (``sft_apart``: evaluation never merges it). The episode
+    log stays behind: the resumed run's ``episodes.jsonl`` starts at its next update."""
     import shutil
 
     from seed_rl.train.learner.checkpoint import RESUME_FILES
@@ -202,7 +203,7 @@ def pack_run(spec: Path, out: Path, *, resumable: bool = False) -> list[Path]:
     for name in run_files:
         if (run / name).is_file():
             copies.append((run / name, out / name))
-    for name, adapter in stage_adapters(cfg, run):
+    for name, adapter in stage_adapters(cfg, run, acting=not resumable):  # (a kept-apart Stage 1: a resume's)
         if not adapter.is_file():
             raise PolicyError(f"the run's {name} adapter {adapter} not found: it cannot be packed from this machine")
         copies.append((adapter, out / ADAPTERS_FOLDER / adapter.name))
