@@ -8,6 +8,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
 
+from test_train import TINY as TRAIN_TINY  # noqa: E402
+
 from seed_rl.compare.collect import arm_of_run  # noqa: E402
 from seed_rl.config import ConfigError, load_config  # noqa: E402
 from seed_rl.train import trainer as trainer_module  # noqa: E402
@@ -17,15 +19,10 @@ from seed_rl.train.stage1.sft import run_stage1  # noqa: E402
 from seed_rl.train.stage1.warm_start import run_warm_start  # noqa: E402
 from seed_rl.train.trainer import Trainer  # noqa: E402
 
+#: test_train's tiny runs, with Stage 1 on a few trajectories (later keys win)
 TINY = [
-    "model=tiny-random",
-    "tasks_per_update=2",
-    "group_size=2",
-    "max_steps=3",
-    "progress=false",
-    "max_new_tokens=8",
+    *TRAIN_TINY,
     "lr=0.05",
-    "analyzer_max_new_tokens=16",
     "sft=true",
     "sft_tasks=2",
     "sft_rollouts=1",
