@@ -87,3 +87,30 @@ def test_a_resumable_pack_continues_the_run_on_a_machine_without_its_cache(tmp_p
     ends = weights(str(tmp_path / "whole")), weights(str(packed))
     for key, value in ends[0].items():
         assert torch.equal(value, ends[1][key]), key
+
+
+def test_a_packs_adapters_go_into_another_machines_cache_for_new_runs(tmp_path, monkeypatch, capsys):
+    from seed_envs.paths import cache_root
+    from seed_rl.train.setup.run_setup import run_policy
+    from seed_rl.train.stage1.warm_start import ADAPTER_FILE, run_warm_start, warm_start_key
+
+    monkeypatch.setenv("SEED_CACHE_DIR", str(tmp_path / "cache"))
+    run, packed = tmp_path / "run", tmp_path / "packed"
+    cfg = load_config(None, [*RUN, *WARM, f"run_dir={run}"])
+    train(cfg)
+    assert main(["pack", str(run), "--out", str(packed)]) == 0
+    monkeypatch.setenv("SEED_CACHE_DIR", str(tmp_path / "elsewhere"))  # another machine
+    assert main(["pack", str(packed), "--into-cache"]) == 0
+    cached = cache_root() / "warm_start" / warm_start_key(cfg)
+    assert (cached / ADAPTER_FILE).read_bytes() == (packed / "adapters" / ADAPTER_FILE).read_bytes()
+    # a new run with the pack's settings, another training seed, starts from that warm start: none is trained
+    other_seed = load_config(None, [*RUN, *WARM, "seed=1", f"run_dir={tmp_path / 'seed1'}"])
+    report = run_warm_start(other_seed, run_policy(other_seed))
+    assert report["cached"] and report["loaded_from"] == str(cached)
+    capsys.readouterr()
+    assert main(["pack", str(packed), "--into-cache"]) == 0  # again: nothing to do
+    assert "all there already" in capsys.readouterr().out
+    (cached / ADAPTER_FILE).write_bytes(b"another adapter")
+    assert main(["pack", str(packed), "--into-cache"]) == 2
+    assert "already holds another warm-start adapter" in capsys.readouterr().err
+    assert main(["pack", str(packed), "--into-cache", "--out", str(tmp_path / "x")]) == 2  # one or the other

@@ -18,6 +18,13 @@ machine without the run's cache:
 
     seed pack runs/long --out docs/runs/long --resumable
     seed train --resume run_dir=docs/runs/long updates=40
+
+With ``--into-cache`` it goes the other way: a pack's warm-start and Stage-1 adapters are put into
+this machine's cache, under the keys of the pack's settings, so that new runs with those settings
+(more training seeds, other arms) start from the very adapters the pack's run started from. Trained
+again on another CPU or code version they come out different:
+
+    seed pack docs/results/adapters/alfworld/grpo-outcome-seed0 --into-cache
 """
 
 from __future__ import annotations
@@ -33,7 +40,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "pack", help=doc.splitlines()[0], description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("run", metavar="RUN", help="a run folder, or one of its checkpoints/update-NNNNNN")
-    parser.add_argument("--out", required=True, help="the folder to write (created)")
+    parser.add_argument("--out", help="the folder to write (created)")
+    parser.add_argument(
+        "--into-cache",
+        action="store_true",
+        help="RUN is a pack: put its warm-start and Stage-1 adapters into this machine's cache instead",
+    )
     parser.add_argument(
         "--resumable",
         action="store_true",
@@ -43,9 +55,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from seed_rl.train.saved_policy import PolicyError, pack_run
+    from seed_rl.train.saved_policy import PolicyError, cache_pack_adapters, pack_run
 
+    if (args.out is None) != args.into_cache or (args.into_cache and args.resumable):
+        print("error: give --out (with or without --resumable), or --into-cache alone", file=sys.stderr)
+        return 2
     try:
+        if args.into_cache:
+            files = cache_pack_adapters(Path(args.run))
+            print(f"put {len(files)} files into the cache: {', '.join(str(f) for f in files) or 'all there already'}")
+            return 0
         files = pack_run(Path(args.run), Path(args.out), resumable=args.resumable)
     except PolicyError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -20,6 +20,7 @@ Runs are read, never written: evaluating a run that is still training is safe.
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ import yaml
 
 from seed_agent.models import POLICY_NAMES, is_policy_name
 from seed_agent.policies.base import Policy
+from seed_envs.files import atomic_write_text
 from seed_rl.config import ConfigError, TrainConfig, from_dict
 
 CHECKPOINT_FILES = ("state.json", "trainable.safetensors")
@@ -106,26 +108,85 @@ def _read_weights(path: Path) -> dict[str, Any]:
         raise PolicyError(f"{path} cannot be read ({type(error).__name__}: {error}); it may be half-written") from None
 
 
+@dataclass(frozen=True)
+class Stage:
+    """A supervised stage before RL: its name, adapter and report files, and its cache folder."""
+
+    name: str
+    adapter_file: str
+    report_file: str
+    cache: Path
+
+
+def run_stages(cfg: TrainConfig, *, acting: bool = False) -> list[Stage]:
+    """The stages ``cfg`` trains before RL, in merge order; ``acting``: only those merged into the
+    acting policy (not Stage 1 where it was kept apart, ``sft_apart``)."""
+    from seed_envs.paths import cache_root
+    from seed_rl.train.stage1 import sft, warm_start
+
+    stages = []
+    if cfg.warm_start != "none":
+        folder = cache_root() / "warm_start" / warm_start.warm_start_key(cfg)
+        stages.append(Stage("warm-start", warm_start.ADAPTER_FILE, warm_start.REPORT_FILE, folder))
+    if cfg.sft and not (acting and cfg.sft_apart):
+        stages.append(
+            Stage("Stage-1", sft.ADAPTER_FILE, sft.REPORT_FILE, cache_root() / "stage1" / sft.stage1_key(cfg))
+        )
+    return stages
+
+
 def stage_adapters(cfg: TrainConfig, run: Path | None = None, *, acting: bool = False) -> list[tuple[str, Path]]:
     """``(stage, adapter file)`` for each adapter the trainer trained before RL, in merge order: the
     run's own copy (``RUN/adapters/<file>``) where it has one, else this machine's cache. ``acting``:
     only those merged into the acting policy (not Stage 1's where it was kept apart, ``sft_apart``)."""
-    from seed_envs.paths import cache_root
-    from seed_rl.train.stage1.sft import ADAPTER_FILE, stage1_key
     from seed_rl.train.stage1.supervised import ADAPTERS_FOLDER
-    from seed_rl.train.stage1.warm_start import ADAPTER_FILE as WARM_START_FILE
-    from seed_rl.train.stage1.warm_start import warm_start_key
 
-    stages = []
-    if cfg.warm_start != "none":
-        stages.append(("warm-start", WARM_START_FILE, cache_root() / "warm_start" / warm_start_key(cfg)))
-    if cfg.sft and not (acting and cfg.sft_apart):
-        stages.append(("Stage-1", ADAPTER_FILE, cache_root() / "stage1" / stage1_key(cfg)))
     found = []
-    for name, file, cached in stages:
-        own = run / ADAPTERS_FOLDER / file if run is not None else None
-        found.append((name, own if own is not None and own.is_file() else cached / file))
+    for stage in run_stages(cfg, acting=acting):
+        own = run / ADAPTERS_FOLDER / stage.adapter_file if run is not None else None
+        found.append((stage.name, own if own is not None and own.is_file() else stage.cache / stage.adapter_file))
     return found
+
+
+def cache_pack_adapters(pack: Path) -> list[Path]:
+    """The reverse of :func:`pack_run` for its adapters: each one ``pack`` holds (``adapters/``)
+    copied into this machine's cache, in the folder the pack's settings key, with the stage's report
+    (the pack's own where it has one, else one that names the pack). Training with those settings
+    then starts from these adapters instead of training new ones, which on another CPU or code
+    version come out different. A folder that already holds another adapter is refused, naming it
+    (:class:`PolicyError`); one that holds the same is left as it is. Returns the files written."""
+    import shutil
+
+    from seed_rl.train.stage1.supervised import ADAPTERS_FOLDER
+
+    run, _ = run_paths(pack)  # (names a missing config.yaml or checkpoint)
+    cfg = run_config(run)
+    planned = [s for s in run_stages(cfg) if (run / ADAPTERS_FOLDER / s.adapter_file).is_file()]
+    if not planned:
+        raise PolicyError(f"{run} holds no adapters/ of a warm start or Stage 1: nothing to put in the cache")
+    for stage in planned:
+        cached = stage.cache / stage.adapter_file
+        if cached.is_file() and cached.read_bytes() != (run / ADAPTERS_FOLDER / stage.adapter_file).read_bytes():
+            raise PolicyError(
+                f"the cache already holds another {stage.name} adapter under this key ({cached}); remove that "
+                "folder first (runs trained from it would no longer find their own)"
+            )
+    written = []
+    for stage in planned:
+        stage.cache.mkdir(parents=True, exist_ok=True)
+        target = stage.cache / stage.adapter_file
+        if not target.is_file():
+            shutil.copyfile(run / ADAPTERS_FOLDER / stage.adapter_file, target)
+            written.append(target)
+        report = stage.cache / stage.report_file
+        if not report.is_file():
+            if (run / stage.report_file).is_file():
+                shutil.copyfile(run / stage.report_file, report)
+            else:
+                note = {"imported_from": str(run), "note": "the pack kept no report of its training", "cached": True}
+                atomic_write_text(report, json.dumps(note, indent=1))
+            written.append(report)
+    return written
 
 
 def merge_cached_adapters(cfg: TrainConfig, policy: Any, run: Path | None = None) -> None:
