@@ -252,7 +252,11 @@ def test_a_killed_run_resumes_with_no_update_lost(tmp_path):
     resumed = read_metrics(run)
     assert [m["update"] for m in resumed] == [1, 2, 3]
     whole = train(config(tmp_path, "updates=3", *seed, name="whole"))
-    assert [m["loss"] for m in resumed] == [m["loss"] for m in whole]
+    # The killed process trained part of the run and this one the rest. On a CPU whose kernels are
+    # picked at run time (oneDNN with AMX) two processes' float sums may differ in the last bits: once,
+    # update 2's loss was 3e-8 apart relative. A lost or repeated update moves it by far more; the
+    # bit-exact resume within one process is test_resume_continues_bit_for_bit's.
+    assert [m["loss"] for m in resumed] == pytest.approx([m["loss"] for m in whole], rel=1e-6, abs=0)
     assert len({m["loss"] for m in whole}) > 1  # the weights moved: the comparison means something
 
 
