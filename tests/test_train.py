@@ -252,11 +252,12 @@ def test_a_killed_run_resumes_with_no_update_lost(tmp_path):
     resumed = read_metrics(run)
     assert [m["update"] for m in resumed] == [1, 2, 3]
     whole = train(config(tmp_path, "updates=3", *seed, name="whole"))
-    # The killed process trained part of the run and this one the rest. On a CPU whose kernels are
-    # picked at run time (oneDNN with AMX) two processes' float sums may differ in the last bits: once,
-    # update 2's loss was 3e-8 apart relative. A lost or repeated update moves it by far more; the
-    # bit-exact resume within one process is test_resume_continues_bit_for_bit's.
-    assert [m["loss"] for m in resumed] == pytest.approx([m["loss"] for m in whole], rel=1e-6, abs=0)
+    # The killed process trained part of the run and this one the rest. Alone, the losses match to the
+    # bit; after the rest of the default suite in this process, on a CPU with AMX (2026-12-07), they
+    # were 3e-8 and then 1e-6 apart relative by update 3: some earlier test leaves state that changes
+    # this process's float order (not yet found). A lost or repeated update moves the loss by tens of
+    # percent; the bit-exact resume within one process is test_resume_continues_bit_for_bit's.
+    assert [m["loss"] for m in resumed] == pytest.approx([m["loss"] for m in whole], rel=1e-4, abs=0)
     assert len({m["loss"] for m in whole}) > 1  # the weights moved: the comparison means something
 
 
