@@ -115,7 +115,7 @@ def median_phases(runs: list[dict[str, float]]) -> dict[str, float]:
 def timed_rollout(trainer: Trainer) -> tuple[list[Episode], float]:
     now = clock(trainer.cfg.device)
     started = now()
-    episodes = trainer.rollout(0)
+    episodes, _ = trainer.rollout(0)
     return episodes, now() - started
 
 

@@ -91,6 +91,10 @@ class RolloutKeys:
     # past action, with the first sentence of what followed it (seed_agent/history.py)
     history_format: str = "full"
     visual: bool = False
+    # DAPO's dynamic sampling (seed_rl/train/phases/group_filter.py): further rounds of new tasks until
+    # tasks_per_update groups differ in outcome reward, at most max_rollout_rounds rounds; tied groups fill the rest
+    filter_groups: bool = False
+    max_rollout_rounds: int = 3
 
 
 @dataclass
@@ -331,7 +335,7 @@ def check_rollout(cfg: TrainConfig) -> None:
     from seed_agent.history import HISTORY_FORMATS
 
     _one_of(cfg, style=("act", "think"), reward=("return", "won", "score"), history_format=HISTORY_FORMATS)
-    _at_least(cfg, 1, "tasks_per_update", "group_size", "max_new_tokens", "sample_batch_size")
+    _at_least(cfg, 1, "tasks_per_update", "group_size", "max_new_tokens", "sample_batch_size", "max_rollout_rounds")
     _at_least(cfg, 0, "penalty", "temperature", "top_k")
     if cfg.temperature == 0:
         raise ConfigError("temperature=0 is not allowed for training; GRPO needs sampled groups (use > 0)")

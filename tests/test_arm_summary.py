@@ -51,6 +51,26 @@ def test_two_seeds_give_the_mean_with_students_interval_by_hand():
     assert lows == [0.0, 0.0] and highs == [1.0, 1.0]
 
 
+def test_episodes_consumed_count_every_episode_played():
+    """demo: 8 tasks x 4 a update. With filter_groups a run logs episodes_played (here 32, 64 and 32
+    for one seed, 96, 32 and 32 for the other); an older run without the key played 32 each."""
+    first, second = run("grpo", 0, 0.5, [0.25, 0.5, 0.5]), run("grpo", 1, 0.5, [0.5, 0.5, 0.75])
+    for result, played in ((first, (32, 64, 32)), (second, (96, 32, 32))):
+        for line, n in zip(result.metrics, played, strict=True):
+            line["episodes_played"] = n
+        result.curve = {u: evaluation(0.5, 0.25, 0.75)["valid_unseen"] for u in (1, 3)}
+    (arm,) = group_results([first, second])
+    assert [x for x, _ in arm.eval_curve()] == [64, 144]  # (32 + 96) / 2 after update 1, (128 + 160) / 2 after 3
+    older = run("grpo", 0, 0.5, [0.25, 0.5, 0.5])
+    older.curve = {2: evaluation(0.5, 0.25, 0.75)["valid_unseen"]}
+    assert [x for x, _ in group_results([older])[0].eval_curve()] == [64]
+    # one seed's training curve: each update's band over the episodes it played (2 won of 8, then 32 of 64)
+    single = run("grpo", 0, 0.5, [0.25, 0.5])
+    single.metrics[0]["episodes_played"], single.metrics[1]["episodes_played"] = 8, 64
+    _, _, lows, _ = group_results([single])[0].curve()
+    assert lows[1] > lows[0] + 0.1  # the 64 episodes give the narrower band
+
+
 def test_paired_difference_over_common_seeds_by_hand():
     # seeds 0, 1, 2 in both; seed 3 only in seed: left out. Differences 0.25, 0.0, 0.125:
     # mean 0.125, s = 0.125, s / sqrt(3) = 0.072169; t(0.975, 2) = 4.302653, half = 0.310521

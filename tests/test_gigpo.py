@@ -161,7 +161,7 @@ def test_each_step_trains_on_its_own_gigpo_advantage(tmp_path):
 
     cfg = load_config(None, [*CORRIDOR, "advantage=gigpo", "step_advantage_w=2", f"run_dir={tmp_path}"])
     trainer = Trainer(cfg)
-    episodes = trainer.rollout(0)
+    episodes, _ = trainer.rollout(0)
     batch = advantage_batch(episodes, cfg)
     rows = train_rows(trainer.learner, batch, trainer.losses, trainer.row_passes, PhaseTimer())
     trainer.close()

@@ -325,7 +325,7 @@ def test_training_from_the_samplers_frozen_states_gives_the_full_passes_update(t
     try:
         assert trainer.policy.engine.frozen_layers == 1
         reused = trainer.update()
-        episodes = trainer.rollout(0)  # (update() frees the states it used)
+        episodes, _ = trainer.rollout(0)  # (update() frees the states it used)
         assert all(row.frozen_states is not None for e in episodes for row in e.rows if row.token_ids)
     finally:
         trainer.close()

@@ -51,7 +51,7 @@ def trace(config: str, out: str, overrides: list[str]) -> None:
     settings = ["model=tiny-random", "algo=seed", "analyzer=scripted", "sft=false", "progress=false"]
     shape = ["tasks_per_update=2", "group_size=4", "max_steps=3", "threads=2", "max_new_tokens=8"]
     trainer = Trainer(load_config(config, [*settings, *shape, f"run_dir={run_dir}", *overrides]))
-    batch = advantage_batch(trainer.rollout(0), trainer.cfg)
+    batch = advantage_batch(trainer.rollout(0)[0], trainer.cfg)
     batch.skills, batch.skill_report = trainer.analyze(batch, 0)
     rows = train_rows(trainer.learner, batch, trainer.losses, trainer.row_passes, PhaseTimer(trainer.policy.device))
 

@@ -43,6 +43,17 @@ class ArmResult:
     def episodes_per_update(self) -> int:
         return self.config.tasks_per_update * self.config.group_size
 
+    def episodes_in(self, index: int) -> int:
+        """Training episodes played in the update of ``metrics[index]``: its ``episodes_played``
+        (more than tasks x group with ``filter_groups``; where a run has no such line, as older runs
+        lack the key: tasks x group)."""
+        line = self.metrics[index] if index < len(self.metrics) else {}
+        return int(line.get("episodes_played", self.episodes_per_update))
+
+    def episodes_through(self, update: int) -> int:
+        """Training episodes played in updates 1 to ``update``."""
+        return sum(self.episodes_in(i) for i in range(update))
+
 
 def summary_estimate(summary: dict[str, Any], key: str = "success") -> Estimate:
     """The rate ``key`` (success or invalid) of one evaluation summary with its stored interval.
@@ -137,11 +148,11 @@ class ArmSummary:
         for u in range(updates):
             if len(self.runs) == 1:
                 run = self.runs[0]
-                n = run.episodes_per_update
+                n = run.episodes_in(u)
                 estimate = proportion_ci(round(run.metrics[u]["success"] * n), n)
             else:
                 estimate = rate_over_seeds(
-                    [Estimate(r.metrics[u]["success"], math.nan, math.nan, r.episodes_per_update) for r in self.runs]
+                    [Estimate(r.metrics[u]["success"], math.nan, math.nan, r.episodes_in(u)) for r in self.runs]
                 )
             xs.append(int(self.runs[0].metrics[u]["update"]))
             ys.append(estimate.mean)
@@ -160,7 +171,8 @@ class ArmSummary:
                 estimate = summary_estimate(summaries[0])
             else:
                 estimate = rate_over_seeds([summary_estimate(s) for s in summaries])
-            points.append((u * self.runs[0].episodes_per_update, estimate))
+            consumed = round(sum(r.episodes_through(u) for r in self.runs) / len(self.runs))  # (the mean over seeds)
+            points.append((consumed, estimate))
         return points
 
     def metrics(self) -> list[dict[str, Any]]:

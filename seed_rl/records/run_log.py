@@ -50,6 +50,8 @@ def summary_line(metrics: dict[str, Any]) -> str:
         f"signal {metrics['groups_with_signal']:.2f}",
         f"loss {metrics.get('loss', 0.0):+.4f}",
     ]
+    if "success_kept" in metrics:  # filter_groups: how many episodes the kept groups were drawn from
+        parts.insert(2, f"played {metrics['episodes_played']}")
     if "entropy" in metrics:
         parts.append(f"entropy {metrics['entropy']:.2f}")
     if "junk_rate" in metrics:

@@ -56,6 +56,7 @@ from seed_rl.train.learner.distributed import (
 )
 from seed_rl.train.learner.learner import Learner, LoraSettings
 from seed_rl.train.phases.collapse import CollapseWatch
+from seed_rl.train.phases.group_filter import differing_groups, keep_groups
 from seed_rl.train.phases.phase_timer import PhaseTimer
 from seed_rl.train.phases.skill_pass import (
     AnalyzerSettings,
@@ -74,6 +75,7 @@ from seed_rl.train.phases.update_batch import (
     UpdateBatch,
     advantage_batch,
     merge_batches,
+    outcome_reward,
     skill_log_rows,
     slowest_seconds,
     update_metrics,
@@ -232,8 +234,9 @@ class Trainer:
         """One whole update: the six phases of the module docstring."""
         cfg, u, timer = self.cfg, self.update_index, PhaseTimer(self.policy.device)
         with timer("rollout"):
-            episodes = self.rollout(u)  # 1. rollout
+            episodes, left_out = self.rollout(u)  # 1. rollout
         batch = advantage_batch(episodes, cfg)  # 2. rewards and advantages (GRPO or GiGPO)
+        batch.left_out_won = [e.won for e in left_out]
         if cfg.algo == "seed":
             with timer("analysis"):
                 batch.skills, batch.skill_report = self.analyze(batch, u)  # 3. hindsight skills
@@ -308,39 +311,54 @@ class Trainer:
         return trained * (self.cfg.epochs + int(self.rescore_pass)) + every * int(self.cfg.kl_coef > 0)
 
     # ---------------------------------------------------------- 1. rollout
-    def tasks(self, u: int) -> list[int]:
-        """The task indices of update ``u``: a function of ``(seed, u)`` only."""
-        rng = np.random.default_rng([self.cfg.seed, u])
+    def tasks(self, u: int, round_: int = 0) -> list[int]:
+        """The task indices of update ``u`` (of its ``round_``-th round with ``filter_groups``): a
+        function of ``(seed, u, round_)`` only."""
+        rng = np.random.default_rng([self.cfg.seed, u] if round_ == 0 else [self.cfg.seed, u, 2, round_])
         n = self.cfg.tasks_per_update
         replace_ = self.task_count < n
         return [int(i) for i in rng.choice(self.task_count, size=n, replace=replace_)]
 
     def sampling_seed(self, u: int, stream: int = 0) -> int:
         """The sampling seed of update ``u`` on this process: stream 0 for the rollout, 1 for the
-        skill probe."""
+        skill probe, ``1 + r`` for the rollout's round ``r >= 1`` (``filter_groups``)."""
         return (self.cfg.seed * 1_000_003 + u * 7_919 + self.rank * 104_729 + stream * 15_485_863) % 2**31
 
-    def rollout(self, u: int) -> list[Episode]:
-        """This process's groups of update ``u`` (all of them alone), ``group_size`` episodes each."""
+    def rollout(self, u: int) -> tuple[list[Episode], list[Episode]]:
+        """This process's groups of update ``u`` (all of them alone), ``group_size`` episodes each,
+        and the episodes played but left out (:mod:`~seed_rl.train.phases.group_filter`: with
+        ``filter_groups``, further rounds until enough groups differ in outcome)."""
         cfg = self.cfg
         share = cfg.tasks_per_update // self.world_size
-        mine = list(enumerate(self.tasks(u)))[self.rank * share : (self.rank + 1) * share]
+        room = int(FROZEN_STATES_SHARE * cfg.memory_budget_gb * 1e9)
+        with torch.no_grad(), reusing_prefixes(self.rollout_policy), keeping_frozen_states(self.rollout_policy, room):
+            episodes = self.play_round(u, 0)
+            if not cfg.filter_groups:
+                return episodes, []
+            rounds = [(episodes, self.outcome_rewards(episodes))]
+            while sum(differing_groups(*r) for r in rounds) < share and len(rounds) < cfg.max_rollout_rounds:
+                episodes = self.play_round(u, len(rounds))
+                rounds.append((episodes, self.outcome_rewards(episodes)))
+        return keep_groups(rounds, share, first_group=self.rank * share)
+
+    def outcome_rewards(self, episodes: list[Episode]) -> list[float]:
+        return [outcome_reward(e, self.cfg.reward) for e in episodes]
+
+    def play_round(self, u: int, round_: int) -> list[Episode]:
+        """One round of this process's share of ``tasks_per_update`` groups."""
+        cfg = self.cfg
+        share = cfg.tasks_per_update // self.world_size
+        mine = list(enumerate(self.tasks(u, round_)))[self.rank * share : (self.rank + 1) * share]
         starts = [
             EpisodeStart(options={"split": cfg.split, "index": index}, group=k)
             for k, index in mine
             for _ in range(cfg.group_size)
         ]
-        sampling = run_sampling(cfg, sampling_seed=self.sampling_seed(u))
+        sampling = run_sampling(cfg, sampling_seed=self.sampling_seed(u, stream=0 if round_ == 0 else 1 + round_))
         agent = LLMAgent(self.rollout_policy, self.builder, sampling)
         record_expert = cfg.algo == "seed" and cfg.analyzer == "scripted"
-        progress = bar(len(starts), "rollout", self.show_progress)
-        room = int(FROZEN_STATES_SHARE * cfg.memory_budget_gb * 1e9)
-        with (
-            torch.no_grad(),
-            reusing_prefixes(self.rollout_policy),
-            keeping_frozen_states(self.rollout_policy, room),
-            progress as p,
-        ):
+        label = "rollout" if round_ == 0 else f"rollout, round {round_ + 1}"
+        with bar(len(starts), label, self.show_progress) as progress:
             return run_episodes(
                 self.vec,
                 agent,
@@ -348,7 +366,7 @@ class Trainer:
                 env_id=cfg.env,
                 penalty=cfg.penalty,
                 record_expert=record_expert,
-                on_episode_end=lambda _: p.update(1),
+                on_episode_end=lambda _: progress.update(1),
             )
 
     # ------------------------------------------------- 3. hindsight skills

@@ -40,6 +40,8 @@ class UpdateBatch:
     #: episode's skill in context (None where it got no skill); empty where not probed.
     skill_probe_won: list[bool | None] = field(default_factory=list)
     rows: list[TrainRow] = field(default_factory=list)
+    #: With ``filter_groups``: whether each episode played but left out of the batch was won.
+    left_out_won: list[bool] = field(default_factory=list)
 
 
 def outcome_reward(episode: Episode, kind: str) -> float:
@@ -111,6 +113,7 @@ def merge_batches(parts: Sequence[UpdateBatch]) -> UpdateBatch:
         whole.step_advantages += part.step_advantages
         whole.skills += part.skills
         whole.skill_probe_won += part.skill_probe_won
+        whole.left_out_won += part.left_out_won
         whole.rows += [replace(row, episode=row.episode + offset) for row in part.rows]
     whole.skill_report = merge_reports([p.skill_report for p in parts])
     whole.credit = merge_credit([p.credit for p in parts])
@@ -156,9 +159,11 @@ def update_metrics(
         groups[episode.group].append(reward)
     teacher_tokens = sum(r.score.length for r in batch.rows if r.skill_logp is not None)
     opd_rows = sum(r.skill_logp is not None for r in batch.rows)
+    won = [e.won for e in episodes]
     out: dict[str, Any] = {
         "update": update,
-        "success": float(np.mean([e.won for e in episodes])),
+        "success": float(np.mean(won + batch.left_out_won)),  # over every episode played
+        "episodes_played": len(won) + len(batch.left_out_won),
         "score": float(np.mean([e.score for e in episodes])),
         "return": float(np.mean(batch.rewards)),
         "invalid_rate": sum(not r.valid for r in rows) / max(len(rows), 1),
@@ -174,6 +179,8 @@ def update_metrics(
         "opd_step_skill_share": sum(r.step_skill for r in batch.rows) / max(opd_rows, 1),
         **action_metrics(rows),
     }
+    if batch.left_out_won:  # filter_groups: the batch's own success and groups, beside the played ones'
+        out["success_kept"] = float(np.mean(won))
     out.update(stats)
     if batch.credit is not None:  # GiGPO's effective signal: steps that share their state with others
         out["anchored_step_share"] = batch.credit.anchored_share
