@@ -3,7 +3,8 @@
 Per update ``u``:
 
 1. **Rollout.** ``tasks_per_update`` train tasks (drawn from ``(seed, u)``), ``group_size``
-   episodes each, sampled from the current policy; one row per env step.
+   episodes each, sampled from the current policy; one row per env step (``filter_groups``: further
+   rounds until enough groups differ in outcome, :mod:`~seed_rl.train.phases.group_filter`).
 2. **Advantages.** Each episode's outcome reward ``R`` against its group's (GRPO).
 3. **Hindsight skills** (SEED). The current policy, frozen and greedy, reads each finished
    episode and writes a skill; a reply that does not parse means no OPD for that episode.
