@@ -275,3 +275,11 @@ def test_the_untrained_evaluation_is_reused_only_under_the_same_protocol(tmp_pat
         cfg = load_config("sokoban_grpo", [*TINY, f"max_steps={steps}"])
         assert list(evaluate_starts(cfg, tasks, (0,), tmp_path)) == ["untrained"]
     assert played == [3, 2]  # the second call reused the first; a new step limit plays again
+
+    # dtype=auto is stamped as this machine resolves it, as a finished run's config.yaml records it
+    from seed_agent.models import resolve_dtype
+
+    for dtype in ("auto", resolve_dtype("auto")):
+        cfg = load_config("sokoban_grpo", [*TINY, "max_steps=2", f"dtype={dtype}"])
+        evaluate_starts(cfg, tasks, (0,), tmp_path)
+    assert played == [3, 2] + ([] if resolve_dtype("auto") == "float32" else [2])  # auto: played once

@@ -270,8 +270,13 @@ def _fraction_note(cfg: TrainConfig) -> str:
 
 
 def evaluation_protocol(cfg: TrainConfig) -> dict[str, Any]:
-    """The keys of ``cfg`` that decide what an evaluation measures (:data:`EVALUATION_KEYS`)."""
+    """The keys of ``cfg`` that decide what an evaluation measures (:data:`EVALUATION_KEYS`), with
+    ``dtype=auto`` as this machine resolves it: what the policy computed in, as a finished run's
+    ``config.yaml`` records it (so ``seed compare --runs`` reuses what ``--config`` evaluated)."""
+    from seed_agent.models import resolve_device, resolve_dtype
+
     values = cfg.to_dict()
+    values["dtype"] = resolve_dtype(cfg.dtype, resolve_device(cfg.device))
     return {key: values[key] for key in EVALUATION_KEYS}
 
 
