@@ -13,6 +13,9 @@ exact p; the training columns are the text ``seed compare``'s own table gives th
 (:mod:`seed_rl.compare.table`), those no row fills left out. The run folders are not needed
 afterwards: the file holds what the README shows.
 
+With ``--families`` the file is a ``table`` of the tasks won per task family, summed over each
+arm's training seeds (the paper's Table 7 layout).
+
 With ``--seeds`` the file is of kind ``compare_seeds`` instead, for a comparison over training seeds:
 per arm and seed the tasks won after each evaluated budget, each run paired over tasks with its
 start, the differences between arms paired by seed, and each update's SEED signals (gate, share
@@ -162,6 +165,9 @@ def seeds_result(data: dict[str, Any], split: str, differences: list[dict[str, s
     arms = group_results(results)
     config = results[0].config
     per_update = config.tasks_per_update * config.group_size
+    played = {m["episodes_played"] for r in results for m in r.metrics if "episodes_played" in m}
+    if played - {per_update}:  # filter_groups: the runs' budgets in episodes differ; not tabulated here yet
+        raise ValueError(f"runs played {sorted(played)} episodes an update, not {per_update}: filter_groups runs")
     updates = {len(r.metrics) for r in results}
     if len(updates) != 1:
         raise ValueError(f"the runs trained different numbers of updates: {sorted(updates)}")
@@ -212,6 +218,40 @@ def seeds_result(data: dict[str, Any], split: str, differences: list[dict[str, s
     return {**result, "train_updates": [1, final], "arms": rows, "differences": differences}
 
 
+#: Short column names for ALFWorld's task families (the paper's Table 7); other families keep their names.
+FAMILY_COLUMNS = {
+    "look_at_obj_in_light": "look",
+    "pick_and_place_simple": "pick",
+    "pick_clean_then_place_in_recep": "clean",
+    "pick_cool_then_place_in_recep": "cool",
+    "pick_heat_then_place_in_recep": "heat",
+    "pick_two_obj_and_place": "pick2",
+}
+
+
+def families_result(data: dict[str, Any], split: str) -> tuple[list[str], list[list[str]]]:
+    """The columns and rows of a per-family ``table`` file: per start and arm, the tasks of each
+    family won, summed over the arm's training seeds, as ``won/played``."""
+
+    def row(label: str, evaluations: list[dict[str, Any]]) -> list[str]:
+        cells = [label]
+        for family in families:
+            per_run = [e["by_family"].get(family, [0.0, 0.0, 0.0, 0]) for e in evaluations]
+            cells.append(f"{sum(round(f[0] * f[3]) for f in per_run)}/{sum(f[3] for f in per_run)}")
+        return cells
+
+    starts = [("untrained", data["untrained"][split])]
+    if "warm_start" in data:
+        starts = [("warm start", data["warm_start"][split])]
+    families = sorted({f for _, e in starts for f in e.get("by_family", {})})
+    rows = [row(label, [evaluation]) for label, evaluation in starts]
+    for arm in group_results(run_results(data)):
+        seeds = sorted(r.config.seed for r in arm.runs)
+        label = f"{arm.name} (seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))})"
+        rows.append(row(label, [r.evaluation[split] for r in sorted(arm.runs, key=lambda r: r.config.seed)]))
+    return ["arm", *(FAMILY_COLUMNS.get(f, f) for f in families)], rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("folder", help="a seed compare --out folder holding comparison.json")
@@ -224,6 +264,11 @@ def main() -> None:
         "--seeds",
         action="store_true",
         help="a compare_seeds file (per-seed counts, paired differences, per-update signals) instead of a table",
+    )
+    parser.add_argument(
+        "--families",
+        action="store_true",
+        help="a table of the tasks won per task family (summed over seeds) instead",
     )
     parser.add_argument(
         "--differences",
@@ -241,7 +286,7 @@ def main() -> None:
         pairs = [dict(zip(("arm", "reference", "note"), p.split(":", 2), strict=False)) for p in args.differences]
         result.update(seeds_result(data, args.split, pairs))
     else:
-        columns, rows = comparison_rows(data, args.split)
+        columns, rows = (families_result if args.families else comparison_rows)(data, args.split)
         result.update(columns=columns, rows=rows)
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")

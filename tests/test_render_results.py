@@ -366,3 +366,26 @@ def test_a_comparison_over_seeds_becomes_a_compare_seeds_file_with_its_start_and
     data["runs"][3]["metrics"] = data["runs"][3]["metrics"][:1]
     with pytest.raises(ValueError, match="different numbers of updates"):
         comparison_result.seeds_result(data, "valid_unseen", [])
+
+
+def test_a_comparison_becomes_a_table_of_tasks_won_per_family_summed_over_seeds():
+    import comparison_result
+
+    data = comparison_file(final={"grpo": 3, "seed": 4}, middle={"grpo": 2, "seed": 1})
+    families = {  # per family: rate, low, high, tasks
+        "warm": {"pick_clean_then_place_in_recep": [0.5, 0, 1, 2], "look_at_obj_in_light": [0.0, 0, 1, 2]},
+        "grpo": {"pick_clean_then_place_in_recep": [1.0, 0, 1, 2], "look_at_obj_in_light": [0.5, 0, 1, 2]},
+    }
+    data["warm_start"]["valid_unseen"]["by_family"] = families["warm"]
+    second = json.loads(json.dumps(data["runs"][0]))  # grpo, training seed 1
+    second["config"]["seed"] = 1
+    second["evaluation"]["valid_unseen"]["by_family"] = {"look_at_obj_in_light": [1.0, 0, 1, 2]}  # no clean task
+    data["runs"][0]["evaluation"]["valid_unseen"]["by_family"] = families["grpo"]
+    data["runs"] = [data["runs"][0], second]
+    columns, rows = comparison_result.families_result(data, "valid_unseen")
+    assert columns == ["arm", "look", "clean"]
+    assert rows == [["warm start", "0/2", "1/2"], ["grpo (seeds 0, 1)", "3/4", "2/2"]]
+    # runs that played more episodes an update than tasks x group (filter_groups) are refused by --seeds
+    data["runs"][1]["metrics"][0]["episodes_played"] = 8
+    with pytest.raises(ValueError, match="filter_groups"):
+        comparison_result.seeds_result(data, "valid_unseen", [])
