@@ -92,12 +92,23 @@ def run_results(data: dict[str, Any]) -> list[ArmResult]:
     ]
 
 
+def episodes_per_update(results: list[ArmResult]) -> int:
+    """Tasks x group, the episodes every update of ``results`` played; runs whose updates played
+    more (``filter_groups``) are refused: their budgets in episodes differ, and budget columns
+    here are headed by one count."""
+    per_update = results[0].config.tasks_per_update * results[0].config.group_size
+    played = {r.episodes_in(i) for r in results for i in range(len(r.metrics))}
+    if played - {per_update}:
+        raise ValueError(f"runs played {sorted(played)} episodes an update, not {per_update}: filter_groups runs")
+    return per_update
+
+
 def comparison_rows(data: dict[str, Any], split: str) -> tuple[list[str], list[list[Any]]]:
     """The columns and rows of a comparison's result file (see the module's docstring)."""
     results = run_results(data)
     arms = group_results(results)
     middle = sorted(set.intersection(*(set(r.curve) for r in results)) - {max(len(r.metrics) for r in results)})
-    per_update = results[0].config.tasks_per_update * results[0].config.group_size
+    per_update = episodes_per_update(results) if middle else 0
     label, start = ("warm start", data["warm_start"]) if "warm_start" in data else ("untrained", data["untrained"])
     paired = {arm.name: paired_counts(arm.runs, start, split) for arm in arms}
     paired_column = [f"vs {label}, paired over tasks: arm won / {label} won, McNemar p"]
@@ -163,11 +174,7 @@ def seeds_result(data: dict[str, Any], split: str, differences: list[dict[str, s
     against SEED (:func:`~seed_rl.compare.table.compared_pairs`)."""
     results = run_results(data)
     arms = group_results(results)
-    config = results[0].config
-    per_update = config.tasks_per_update * config.group_size
-    played = {m["episodes_played"] for r in results for m in r.metrics if "episodes_played" in m}
-    if played - {per_update}:  # filter_groups: the runs' budgets in episodes differ; not tabulated here yet
-        raise ValueError(f"runs played {sorted(played)} episodes an update, not {per_update}: filter_groups runs")
+    per_update = episodes_per_update(results)
     updates = {len(r.metrics) for r in results}
     if len(updates) != 1:
         raise ValueError(f"the runs trained different numbers of updates: {sorted(updates)}")

@@ -97,7 +97,8 @@ def main_table(starts: StartRows, arms: Sequence[ArmSummary], differing: list[st
     for arm in arms:
         baseline = next((a for a in arms if a.name == "grpo" and a.fraction == arm.fraction), None)
         metrics = arm.metrics()
-        n = arm.runs[0].config.tasks_per_update * arm.runs[0].config.group_size
+        played = sorted({r.episodes_in(i) for r in arm.runs for i in (0, len(r.metrics) - 1)})
+        n = played[0] if len(played) == 1 else f"{played[0]}-{played[-1]}"  # (filter_groups: rounds vary)
         first_update = _mean([r.metrics[0]["success"] for r in arm.runs])
         last_update = _mean([r.metrics[-1]["success"] for r in arm.runs])
         seconds = mean_train_seconds(arm)
@@ -108,7 +109,7 @@ def main_table(starts: StartRows, arms: Sequence[ArmSummary], differing: list[st
                 *[_percent(arm.success(s)) for s in splits],
                 _percent(arm.success(first, "invalid")),
                 seed_cell(arm, first),
-                f"{100 * first_update:.0f} -> {100 * last_update:.0f} (n={n} each)",
+                f"{100 * first_update:.0f} -> {100 * last_update:.0f} (n={n}{' each' if len(played) == 1 else ''})",
                 _fmt(_mean([x.get("skill_parse_rate") for x in metrics])),
                 over_updates([x.get("gate_mean") for x in metrics]),
                 over_updates([x.get("delta_pos_frac") for x in metrics]),
