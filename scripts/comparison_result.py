@@ -92,7 +92,7 @@ def run_results(data: dict[str, Any]) -> list[ArmResult]:
     ]
 
 
-def episodes_per_update(results: list[ArmResult]) -> int:
+def fixed_episodes_per_update(results: list[ArmResult]) -> int:
     """Tasks x group, the episodes every update of ``results`` played; runs whose updates played
     more (``filter_groups``) are refused: their budgets in episodes differ, and budget columns
     here are headed by one count."""
@@ -108,7 +108,7 @@ def comparison_rows(data: dict[str, Any], split: str) -> tuple[list[str], list[l
     results = run_results(data)
     arms = group_results(results)
     middle = sorted(set.intersection(*(set(r.curve) for r in results)) - {max(len(r.metrics) for r in results)})
-    per_update = episodes_per_update(results) if middle else 0
+    per_update = fixed_episodes_per_update(results) if middle else 0
     label, start = ("warm start", data["warm_start"]) if "warm_start" in data else ("untrained", data["untrained"])
     paired = {arm.name: paired_counts(arm.runs, start, split) for arm in arms}
     paired_column = [f"vs {label}, paired over tasks: arm won / {label} won, McNemar p"]
@@ -174,7 +174,7 @@ def seeds_result(data: dict[str, Any], split: str, differences: list[dict[str, s
     against SEED (:func:`~seed_rl.compare.table.compared_pairs`)."""
     results = run_results(data)
     arms = group_results(results)
-    per_update = episodes_per_update(results)
+    per_update = fixed_episodes_per_update(results)
     updates = {len(r.metrics) for r in results}
     if len(updates) != 1:
         raise ValueError(f"the runs trained different numbers of updates: {sorted(updates)}")

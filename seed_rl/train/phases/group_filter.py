@@ -31,6 +31,13 @@ def differing_groups(episodes: Sequence[Episode], rewards: Sequence[float]) -> i
     return sum(len(set(r)) > 1 for r in group_outcomes(episodes, rewards).values())
 
 
+def _members(episodes: Sequence[Episode]) -> dict[int, list[Episode]]:
+    groups: dict[int, list[Episode]] = {}
+    for episode in episodes:
+        groups.setdefault(episode.group, []).append(episode)
+    return groups
+
+
 def keep_groups(
     rounds: Sequence[tuple[Sequence[Episode], Sequence[float]]], groups: int, *, first_group: int = 0
 ) -> tuple[list[Episode], list[Episode]]:
@@ -42,17 +49,14 @@ def keep_groups(
     differ, tied = [], []
     for episodes, rewards in rounds:
         outcomes = group_outcomes(episodes, rewards)
-        for group in outcomes:
-            members = [e for e in episodes if e.group == group]
+        for group, members in _members(episodes).items():
             (differ if len(set(outcomes[group])) > 1 else tied).append(members)
-    chosen = (differ + tied)[:groups]
+    ordered = differ + tied
     kept: list[Episode] = []
-    for slot, members in enumerate(chosen):
+    for slot, members in enumerate(ordered[:groups]):
         for episode in members:
             kept.append(renumbered(episode, index=len(kept), group=first_group + slot))
-    chosen_ids = {id(e) for members in chosen for e in members}
-    left_out = [e for members in differ + tied for e in members if id(e) not in chosen_ids]
-    return kept, left_out
+    return kept, [e for members in ordered[groups:] for e in members]
 
 
 def renumbered(episode: Episode, *, index: int, group: int) -> Episode:

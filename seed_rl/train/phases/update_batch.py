@@ -4,7 +4,6 @@ it are joined back into the whole update's batch for the metrics and the logs.""
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -19,6 +18,7 @@ from seed_rl.config import TrainConfig
 from seed_rl.records.rows import TrainRow
 from seed_rl.rollout import Episode
 from seed_rl.train.phases.collapse import action_metrics
+from seed_rl.train.phases.group_filter import differing_groups
 from seed_rl.train.phases.skill_pass import SkillReport
 from seed_rl.train.phases.skill_probe import probe_metrics
 
@@ -154,9 +154,6 @@ def update_metrics(
     passes computed, the teacher pass's added here), the optimizer's ``stats``, skill quality, the
     sampler gap (where the learner's old log-probs replaced the sampler's), and the seconds per phase."""
     episodes, rows = batch.episodes, [r for e in batch.episodes for r in e.rows]
-    groups: dict[int, list[float]] = defaultdict(list)
-    for episode, reward in zip(episodes, batch.rewards, strict=True):
-        groups[episode.group].append(reward)
     teacher_tokens = sum(r.score.length for r in batch.rows if r.skill_logp is not None)
     opd_rows = sum(r.skill_logp is not None for r in batch.rows)
     won = [e.won for e in episodes]
@@ -169,7 +166,7 @@ def update_metrics(
         "invalid_rate": sum(not r.valid for r in rows) / max(len(rows), 1),
         "episode_length": float(np.mean([len(e.rows) for e in episodes])),
         "lost_episodes": sum(e.lost is not None for e in episodes),
-        "groups_with_signal": sum(len(set(v)) > 1 for v in groups.values()) / max(len(groups), 1),
+        "groups_with_signal": differing_groups(episodes, batch.rewards) / max(len({e.group for e in episodes}), 1),
         "rows": len(batch.rows),
         "tokens_generated": sum(len(r.token_ids) for r in rows),
         "tokens_generated_analyzer": 0,
@@ -179,7 +176,7 @@ def update_metrics(
         "opd_step_skill_share": sum(r.step_skill for r in batch.rows) / max(opd_rows, 1),
         **action_metrics(rows),
     }
-    if batch.left_out_won:  # filter_groups: the batch's own success and groups, beside the played ones'
+    if batch.left_out_won:  # filter_groups: the kept batch's success, beside that of every episode played
         out["success_kept"] = float(np.mean(won))
     out.update(stats)
     if batch.credit is not None:  # GiGPO's effective signal: steps that share their state with others
