@@ -20,6 +20,9 @@ With ``--seeds`` the file is of kind ``compare_seeds`` instead, for a comparison
 per arm and seed the tasks won after each evaluated budget, each run paired over tasks with its
 start, the differences between arms paired by seed, and each update's SEED signals (gate, share
 with Delta > 0, skill probe), every interval and p recomputed by the renderer (:func:`seeds_result`).
+``--merge EARLIER.json`` puts the arms of an earlier ``compare_seeds`` file of the same comparison
+(the same rooms, seeds, budgets and starts) before this folder's, so that arms trained on separate
+days share one table and their differences (:func:`merged_seeds_result`).
 """
 
 from __future__ import annotations
@@ -225,6 +228,30 @@ def seeds_result(data: dict[str, Any], split: str, differences: list[dict[str, s
     return {**result, "train_updates": [1, final], "arms": rows, "differences": differences}
 
 
+#: What two ``compare_seeds`` files must share for their arms to be compared in one table: the
+#: rooms, seeds and budgets, and the arms' start (every run is paired over tasks with it).
+SHARED_FIELDS = ("rooms", "seeds", "episodes", "warm_start_won", "train_updates")
+
+
+def merged_seeds_result(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
+    """``later``'s ``compare_seeds`` fields with ``earlier``'s arms first: the same comparison (the
+    :data:`SHARED_FIELDS` equal) run in two parts. Its differences are ``later``'s (give them with
+    ``--differences`` where they pair arms across the parts). The untrained row is ``earlier``'s: no
+    arm is paired with it, and where the parts ran on two machines the base model's bf16 greedy
+    near-ties may flip a room between them (:func:`main` says so)."""
+    for field in SHARED_FIELDS:
+        if earlier.get(field) != later.get(field):
+            raise ValueError(
+                f"the files are not one comparison: {field} is {earlier.get(field)!r} in the earlier, "
+                f"{later.get(field)!r} in this one"
+            )
+    named = [arm["name"] for arm in earlier["arms"]]
+    twice = [arm["name"] for arm in later["arms"] if arm["name"] in named]
+    if twice:
+        raise ValueError(f"arms in both files: {' '.join(twice)}")
+    return {**later, "untrained_won": earlier["untrained_won"], "arms": [*earlier["arms"], *later["arms"]]}
+
+
 #: Short column names for ALFWorld's task families (the paper's Table 7); other families keep their names.
 FAMILY_COLUMNS = {
     "look_at_obj_in_light": "look",
@@ -284,14 +311,31 @@ def main() -> None:
         metavar="ARM:REFERENCE[:NOTE]",
         help="with --seeds: the pairs to difference by seed (default: every arm - grpo, every seed-* - seed)",
     )
+    parser.add_argument(
+        "--merge",
+        metavar="EARLIER.json",
+        help="with --seeds: put the arms of this earlier compare_seeds file of the same comparison first",
+    )
     args = parser.parse_args()
+    if args.merge and not args.seeds:
+        parser.error("--merge goes with --seeds")
     data = json.loads((Path(args.folder) / "comparison.json").read_text(encoding="utf-8"))
     kind = "compare_seeds" if args.seeds else "table"
     result: dict[str, Any] = {"kind": kind, "date": datetime.date.today().isoformat(), "command": args.command}
     result.update({k: v for k, v in (("wall_time", args.wall), ("machine", args.machine)) if v})
     if args.seeds:
         pairs = [dict(zip(("arm", "reference", "note"), p.split(":", 2), strict=False)) for p in args.differences]
-        result.update(seeds_result(data, args.split, pairs))
+        seeds = seeds_result(data, args.split, pairs)
+        if args.merge:
+            earlier = json.loads(Path(args.merge).read_text(encoding="utf-8"))
+            if earlier["untrained_won"] != seeds["untrained_won"]:
+                print(
+                    f"note: the untrained model won {seeds['untrained_won']} here and {earlier['untrained_won']} "
+                    "in the earlier file; the table shows the earlier's: say so beside it"
+                )
+            seeds = merged_seeds_result(earlier, seeds)
+            result["command"] = f"{earlier['command']}\n{args.command}"
+        result.update(seeds)
     else:
         columns, rows = (families_result if args.families else comparison_rows)(data, args.split)
         result.update(columns=columns, rows=rows)

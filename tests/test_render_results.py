@@ -389,3 +389,30 @@ def test_a_comparison_becomes_a_table_of_tasks_won_per_family_summed_over_seeds(
     data["runs"][1]["metrics"][0]["episodes_played"] = 8
     with pytest.raises(ValueError, match="filter_groups"):
         comparison_result.seeds_result(data, "valid_unseen", [])
+
+
+def test_two_parts_of_one_comparison_over_seeds_merge_into_one_table():
+    import comparison_result
+    import result_kinds
+
+    data = comparison_file(final={"grpo": 3, "seed": 4}, middle={"grpo": 2, "seed": 1})
+    for run in list(data["runs"]):  # training seed 1: each arm wins a task fewer
+        other = json.loads(json.dumps(run))
+        other["config"]["seed"] = 1
+        other["evaluation"]["valid_unseen"]["success"] -= 0.25
+        data["runs"].append(other)
+    whole = comparison_result.seeds_result(data, "valid_unseen", [])
+    part = {arm: {**data, "runs": [r for r in data["runs"] if r["arm"] == arm]} for arm in ("grpo", "seed")}
+    earlier = comparison_result.seeds_result(part["grpo"], "valid_unseen", [])
+    later = comparison_result.seeds_result(part["seed"], "valid_unseen", [{"arm": "seed", "reference": "grpo"}])
+    merged = comparison_result.merged_seeds_result(earlier, later)
+    assert [a["name"] for a in merged["arms"]] == ["grpo", "seed"]
+    assert result_kinds.compare_seeds({"kind": "compare_seeds", **merged}) == result_kinds.compare_seeds(
+        {"kind": "compare_seeds", **whole}
+    )
+    with pytest.raises(ValueError, match="arms in both files: grpo"):
+        comparison_result.merged_seeds_result(earlier, earlier)
+    with pytest.raises(ValueError, match="warm_start_won is 2 in the earlier, 3 in this one"):
+        comparison_result.merged_seeds_result(earlier, {**later, "warm_start_won": 3})
+    # the untrained row, which no arm is paired with, is the earlier part's
+    assert comparison_result.merged_seeds_result(earlier, {**later, "untrained_won": 3})["untrained_won"] == 1
