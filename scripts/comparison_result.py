@@ -229,27 +229,36 @@ def seeds_result(data: dict[str, Any], split: str, differences: list[dict[str, s
 
 
 #: What two ``compare_seeds`` files must share for their arms to be compared in one table: the
-#: rooms, seeds and budgets, and the arms' start (every run is paired over tasks with it).
-SHARED_FIELDS = ("rooms", "seeds", "episodes", "warm_start_won", "train_updates")
+#: rooms and budgets, and the arms' start (every run is paired over tasks with it).
+SHARED_FIELDS = ("rooms", "episodes", "warm_start_won", "train_updates")
 
 
 def merged_seeds_result(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
     """``later``'s ``compare_seeds`` fields with ``earlier``'s arms first: the same comparison (the
-    :data:`SHARED_FIELDS` equal) run in two parts. Its differences are ``later``'s (give them with
-    ``--differences`` where they pair arms across the parts). The untrained row is ``earlier``'s: no
-    arm is paired with it, and where the parts ran on two machines the base model's bf16 greedy
-    near-ties may flip a room between them (:func:`main` says so)."""
+    :data:`SHARED_FIELDS` equal, ``later``'s training seeds among ``earlier``'s) run in two parts.
+    Each arm keeps its own seeds, and differences pair the seeds two arms share. The differences
+    are ``later``'s (give them with ``--differences`` where they pair arms across the parts). The
+    untrained row is ``earlier``'s: no arm is paired with it, and where the parts ran on two
+    machines the base model's bf16 greedy near-ties may flip a room between them (:func:`main`
+    says so)."""
     for field in SHARED_FIELDS:
         if earlier.get(field) != later.get(field):
             raise ValueError(
                 f"the files are not one comparison: {field} is {earlier.get(field)!r} in the earlier, "
                 f"{later.get(field)!r} in this one"
             )
+    if not set(later["seeds"]) <= set(earlier["seeds"]):
+        raise ValueError(f"training seeds {later['seeds']} are not among the earlier file's {earlier['seeds']}")
     named = [arm["name"] for arm in earlier["arms"]]
     twice = [arm["name"] for arm in later["arms"] if arm["name"] in named]
     if twice:
         raise ValueError(f"arms in both files: {' '.join(twice)}")
-    return {**later, "untrained_won": earlier["untrained_won"], "arms": [*earlier["arms"], *later["arms"]]}
+    return {
+        **later,
+        "seeds": earlier["seeds"],
+        "untrained_won": earlier["untrained_won"],
+        "arms": [*earlier["arms"], *later["arms"]],
+    }
 
 
 #: Short column names for ALFWorld's task families (the paper's Table 7); other families keep their names.

@@ -203,9 +203,13 @@ def compare_seeds(result: dict[str, Any]) -> list[str]:
                 ]
             )
         )
+    same_seeds = all(arm.get("seeds", result["seeds"]) == result["seeds"] for arm in result["arms"])
+    over = (
+        f"the {len(result['seeds'])} seeds' differences" if same_seeds else "the differences of the seeds both arms ran"
+    )
     lead = (
         "Paired by training seed (the runs of a seed share its train tasks, sampling seed and rooms), with "
-        f"Student's 95% interval over the {len(result['seeds'])} seeds' differences, never narrower than "
+        f"Student's 95% interval over {over}, never narrower than "
         "Newcombe's interval for the difference of the two arms' pooled rates:"
     )
     lines += ["", *textwrap.wrap(lead, width=100), ""]

@@ -414,5 +414,11 @@ def test_two_parts_of_one_comparison_over_seeds_merge_into_one_table():
         comparison_result.merged_seeds_result(earlier, earlier)
     with pytest.raises(ValueError, match="warm_start_won is 2 in the earlier, 3 in this one"):
         comparison_result.merged_seeds_result(earlier, {**later, "warm_start_won": 3})
+    with pytest.raises(ValueError, match=r"training seeds \[0, 2\] are not among the earlier file's \[0, 1\]"):
+        comparison_result.merged_seeds_result(earlier, {**later, "seeds": [0, 2]})
+    # a later part on fewer seeds keeps its own: seed - grpo pairs seed 0 alone, which is refused
+    fewer = {**data, "runs": [r for r in part["seed"]["runs"] if r["config"]["seed"] == 0]}
+    merged = comparison_result.merged_seeds_result(earlier, comparison_result.seeds_result(fewer, "valid_unseen", []))
+    assert merged["seeds"] == [0, 1] and [a["seeds"] for a in merged["arms"]] == [[0, 1], [0]]
     # the untrained row, which no arm is paired with, is the earlier part's
     assert comparison_result.merged_seeds_result(earlier, {**later, "untrained_won": 3})["untrained_won"] == 1
