@@ -21,8 +21,9 @@ per arm and seed the tasks won after each evaluated budget, each run paired over
 start, the differences between arms paired by seed, and each update's SEED signals (gate, share
 with Delta > 0, skill probe), every interval and p recomputed by the renderer (:func:`seeds_result`).
 ``--merge EARLIER.json`` puts the arms of an earlier ``compare_seeds`` file of the same comparison
-(the same rooms, seeds, budgets and starts) before this folder's, so that arms trained on separate
-days share one table and their differences (:func:`merged_seeds_result`).
+(the same rooms, budgets and warm start; this folder's seeds among the earlier's) before this
+folder's, so that arms trained in separate sessions share one table and their differences
+(:func:`merged_seeds_result`).
 """
 
 from __future__ import annotations

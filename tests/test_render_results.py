@@ -416,7 +416,7 @@ def test_two_parts_of_one_comparison_over_seeds_merge_into_one_table():
         comparison_result.merged_seeds_result(earlier, {**later, "warm_start_won": 3})
     with pytest.raises(ValueError, match=r"training seeds \[0, 2\] are not among the earlier file's \[0, 1\]"):
         comparison_result.merged_seeds_result(earlier, {**later, "seeds": [0, 2]})
-    # a later part on fewer seeds keeps its own: seed - grpo pairs seed 0 alone, which is refused
+    # a later part on fewer seeds: each arm keeps its own, the file the earlier part's
     fewer = {**data, "runs": [r for r in part["seed"]["runs"] if r["config"]["seed"] == 0]}
     merged = comparison_result.merged_seeds_result(earlier, comparison_result.seeds_result(fewer, "valid_unseen", []))
     assert merged["seeds"] == [0, 1] and [a["seeds"] for a in merged["arms"]] == [[0, 1], [0]]
