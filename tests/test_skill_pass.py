@@ -88,3 +88,26 @@ def test_a_low_parse_rate_warns_with_the_cause_and_the_fix():
     _, good = write_skills(EPISODES, source="policy", settings=AnalyzerSettings(), policy=Replies(REPLIES[:2] * 2))
     assert low_parse_rate_warning(good, "smollm2") is None
     assert math.isnan(write_skills([], source="policy", settings=AnalyzerSettings(), policy=Replies([]))[1].parse_rate)
+
+
+def test_episodes_that_read_alike_share_one_greedy_reply():
+    """A group's episodes that took the same actions give the analyzer equal prompts: it is asked once."""
+    asked = []
+
+    class Recording(Replies):
+        def generate(self, prompts, images=None, sampling=None):
+            asked.extend(prompts)
+            return super().generate(prompts, images, sampling)
+
+    twin = episode(3, "put a mug in the sink", ["You see a mug 1 and a sinkbasin 1."], ["take mug 1"], won=True)
+    done = []
+    skills, report = write_skills(
+        [EPISODES[0], EPISODES[1], twin, EPISODES[2]],
+        source="policy",
+        settings=AnalyzerSettings(),
+        policy=Recording(REPLIES),
+        on_analyzed=done.append,
+    )
+    assert len(asked) == 3 and report.metrics()["analyzer_replies"] == 3
+    assert skills[2] == skills[0] and skills[0].episode_skill.startswith("Take the mug")
+    assert report.analyzed == 4 and report.parsed == 3 and sum(done) == 4

@@ -214,3 +214,35 @@ def test_images_or_no_shared_prefix_fall_back_to_whole_rows(learner):
         assert policy.engine.layout.group_layout(sequences, [{}] * 4, labels) is None
     finally:
         policy.engine.layout.share_prefix = True
+
+
+def test_episodes_alike_to_the_end_are_scored_once_and_get_the_same_logprobs(learner, monkeypatch):
+    episodes, skills = make_episodes(learner, 2), make_skills(False)
+    twin = Episode(4, 0, "seed/Sokoban-v0", "t0", "room 0", {}, rows=list(episodes[0].rows))  # episode 0 again
+    scored = []
+    original = Learner.logprobs
+    monkeypatch.setattr(
+        Learner, "logprobs", lambda self, rows, **kw: scored.append(len(rows)) or original(self, rows, **kw)
+    )
+    alone = teacher(learner, episodes, skills, share_groups=True)
+    with_twin = teacher(learner, [*episodes, twin], [*skills, skills[0]], share_groups=True)
+    rows_of = {e: len(episode.rows) for e, episode in enumerate(episodes)}
+    assert scored == [sum(rows_of.values()) - rows_of[3]] * 2  # the twin's 3 rows were not scored again
+    first = len(with_twin) - STEPS[0]
+    twin_rows = sorted(with_twin)[first:]
+    for i, j in zip(range(STEPS[0]), twin_rows, strict=True):  # the twin's rows took episode 0's log-probs
+        assert torch.equal(with_twin[j][0], with_twin[i][0])
+    assert_close({i: with_twin[i] for i in alone}, alone)
+    # with another skill the twin's rows differ from episode 0's, so they are scored
+    other = teacher(learner, [*episodes, twin], [*skills, skills[1]], share_groups=True)
+    assert scored[-1] == scored[0] + STEPS[0] and len(other) == len(with_twin)
+
+
+def test_distinct_rows_by_hand():
+    from seed_rl.records.rows import ScoreRow
+    from seed_rl.train.phases.skill_pass import distinct_rows
+
+    rows = [ScoreRow([1, 2], [3]), ScoreRow([1, 2], [4]), ScoreRow([1, 2], [3]), ScoreRow([1], [2, 3])]
+    assert distinct_rows(rows) == ([0, 1, 3], [0, 1, 0, 2])
+    image = {"pixel_values": torch.zeros(1)}
+    assert distinct_rows([ScoreRow([1], [2], image), ScoreRow([1], [2], image)]) == ([0, 1], [0, 1])

@@ -144,7 +144,8 @@ def test_seed_with_an_external_analyzer_gets_its_skills_over_http(tmp_path):
     finally:
         server.shutdown()
         server.server_close()
-    assert len(analyzer.prompts) == m["skills_analyzed"] == 4  # every episode was sent, with the prefill
+    # every episode was analysed, those that read alike with one request, each with the prefill
+    assert m["skills_analyzed"] == 4 and len(analyzer.prompts) == m["analyzer_replies"] <= 4
     assert all(p.prefill and "episode" in p.messages()[-2]["content"] for p in analyzer.prompts)
     assert m["skill_parse_rate"] == 1.0 and m["opd_rows"] == m["rows"] > 0
     skills = [json.loads(line) for line in (tmp_path / "run" / "skills.jsonl").read_text().splitlines()]

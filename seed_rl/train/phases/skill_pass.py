@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -117,6 +117,8 @@ class SkillReport:
     parsed: int = 0
     mentions: int = 0
     generated_tokens: int = 0
+    #: Replies the analyzer generated: one per distinct prompt (greedy decoding, :func:`distinct`).
+    replies: int = 0
     skill_tokens: list[int] = field(default_factory=list)
     seconds: float = 0.0
     failures: list[str] = field(default_factory=list)
@@ -137,7 +139,15 @@ class SkillReport:
             "skill_tokens_mean": mean_tokens,
             "skills_analyzed": float(self.analyzed),
             "analyzer_tokens_generated": float(self.generated_tokens),
+            "analyzer_replies": float(self.replies),
         }
+
+
+def distinct(prompts: Sequence[ChatPrompt]) -> tuple[list[ChatPrompt], list[int]]:
+    """The distinct prompts in first-seen order, and for each prompt the index of its own among them."""
+    index: dict[ChatPrompt, int] = {}
+    slots = [index.setdefault(prompt, len(index)) for prompt in prompts]
+    return list(index), slots
 
 
 def write_skills(
@@ -156,6 +166,9 @@ def write_skills(
 
     ``count_tokens`` measures a skill's length for the report (the policy's tokenizer);
     ``on_analyzed(n)`` is called as each chunk of ``n`` episodes is done.
+
+    The analyzer decodes greedily, so episodes whose prompts are equal (a group's episodes that
+    took the same actions) get one reply, generated once (``report.replies``).
     """
     started = time.perf_counter()
     chosen = [i for i, e in enumerate(episodes) if settings.analyses(e)]
@@ -171,17 +184,21 @@ def write_skills(
                 analyzer_images(episodes[i].trajectory(), [r.images[0] if r.images else None for r in episodes[i].rows])
                 for i in chosen
             ]
+            asked, reply_of = prompts, list(range(len(prompts)))
+        else:  # greedy: episodes that read alike (a group's that took the same actions) share one reply
+            asked, reply_of = distinct(prompts)
         completions = []
-        for start in range(0, len(prompts), ANALYSIS_CHUNK):  # chunks, so progress can be shown
+        for start in range(0, len(asked), ANALYSIS_CHUNK):  # chunks, so progress can be shown
             part = slice(start, start + ANALYSIS_CHUNK)
             completions += policy.generate(
-                prompts[part], images=images[part] if images else None, sampling=settings.sampling
+                asked[part], images=images[part] if images else None, sampling=settings.sampling
             )
             if on_analyzed is not None:
-                on_analyzed(len(prompts[part]))
-        for i, prompt, completion in zip(chosen, prompts, completions, strict=True):
-            skills[i] = extract_skill(prompt.prefill + completion.text)
-            report.generated_tokens += len(completion.token_ids)
+                on_analyzed(sum(start <= k < start + ANALYSIS_CHUNK for k in reply_of))
+        for i, prompt, k in zip(chosen, prompts, reply_of, strict=True):
+            skills[i] = extract_skill(prompt.prefill + completions[k].text)
+        report.replies = len(completions)
+        report.generated_tokens = sum(len(c.token_ids) for c in completions)
     elif source == "scripted":
         for i in chosen:
             trajectory = episodes[i].trajectory()
@@ -295,6 +312,22 @@ def teacher_rows(
     return out
 
 
+def distinct_rows(rows: Sequence[ScoreRow]) -> tuple[list[int], list[int]]:
+    """The rows to score once: the first of each set of rows with equal prompt and completion
+    tokens (rows with vision inputs are never merged), and for every row the index of its own among
+    them. A pass without gradient gives equal rows equal log-probs, so each is computed once."""
+    index: dict[Hashable, int] = {}
+    kept: list[int] = []
+    score_of: list[int] = []
+    for k, row in enumerate(rows):
+        key = ("vision", k) if row.vision else (tuple(row.prompt_ids), tuple(row.token_ids))
+        if key not in index:
+            index[key] = len(kept)
+            kept.append(k)
+        score_of.append(index[key])
+    return kept, score_of
+
+
 def teacher_logprobs(
     learner: Learner,
     episodes: Sequence[Episode],
@@ -318,12 +351,13 @@ def teacher_logprobs(
     ``layout.share_groups``). Rows with images, and passes under FSDP (no shared prefix there), run
     every row whole."""
     todo = teacher_rows(learner, episodes, skills, places, encode, max_prompt_tokens=max_prompt_tokens)
-    with bar(len(todo.rows), "teacher", show_progress) as progress:
-        scored = learner.logprobs(todo.rows, grad=False, temperature=temperature)
-        progress.update(len(todo.rows))
+    kept, score_of = distinct_rows(todo.rows)  # a group's episodes alike to the end score alike
+    with bar(len(kept), "teacher", show_progress) as progress:
+        scored = learner.logprobs([todo.rows[k] for k in kept], grad=False, temperature=temperature)
+        progress.update(len(kept))
     return {
-        i: (lp.float(), with_step_skill)
-        for i, lp, with_step_skill in zip(todo.chosen, scored, todo.step_skill, strict=True)
+        i: (scored[k].float(), with_step_skill)
+        for i, k, with_step_skill in zip(todo.chosen, score_of, todo.step_skill, strict=True)
     }
 
 
