@@ -118,6 +118,7 @@ def test_folders_without_a_finished_run_and_training_options_are_refused(runs, t
 def test_a_runs_arm_is_the_most_specific_matching_arm_else_its_folder(tmp_path):
     seed = ["algo=seed", "sft=true", "analyzer=self", "skills=on-policy", "advantage=grpo", "lambda_opd=0.01"]
     assert arm_of_run(load_config(None, TINY), tmp_path / "a") == "grpo"
+    assert arm_of_run(load_config(None, [*TINY, "filter_groups=true"]), tmp_path / "a") == "grpo-filter"
     assert arm_of_run(load_config(None, seed), tmp_path / "a") == "seed"
     assert arm_of_run(load_config(None, [*seed, "step_skills=true"]), tmp_path / "a") == "seed-step-skills"
     assert arm_of_run(load_config(None, [*seed, "lambda_opd=0"]), tmp_path / "a") == "seed-lambda0"  # not skill-prompt

@@ -1,5 +1,6 @@
-"""The arms of ``seed compare``: GRPO, GiGPO, SEED (over either advantage) and SEED's ablations,
-each a set of config overrides on one shared config, and how each is evaluated."""
+"""The arms of ``seed compare``: GRPO (with or without DAPO's dynamic sampling, ``grpo-filter``), GiGPO,
+SEED (over either advantage) and SEED's ablations, each a set of config overrides on one shared
+config, and how each is evaluated."""
 
 from __future__ import annotations
 
@@ -25,6 +26,10 @@ _LAMBDA0 = (*_SEED, "lambda_opd=0")
 #: The arms. "seed-scripted" is a diagnostic (oracle skills), never the SEED row.
 ARMS: dict[str, Arm] = {
     "grpo": Arm(("algo=grpo", "advantage=grpo", "sft=false")),
+    "grpo-filter": Arm(
+        ("algo=grpo", "advantage=grpo", "sft=false", "filter_groups=true"),
+        label="grpo-filter (GRPO with dynamic sampling: plays more episodes an update)",
+    ),
     "gigpo": Arm(("algo=grpo", "advantage=gigpo", "sft=false")),
     "seed": Arm((*_SEED, "lambda_opd=0.01")),
     "seed-gigpo": Arm(
