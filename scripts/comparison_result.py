@@ -178,12 +178,14 @@ def seeds_result(data: dict[str, Any], split: str, differences: list[dict[str, s
     against SEED (:func:`~seed_rl.compare.table.compared_pairs`)."""
     results = run_results(data)
     arms = group_results(results)
-    per_update = fixed_episodes_per_update(results)
     updates = {len(r.metrics) for r in results}
     if len(updates) != 1:
         raise ValueError(f"the runs trained different numbers of updates: {sorted(updates)}")
     final = updates.pop()
     budgets = sorted(set.intersection(*(set(r.curve) for r in results)) | {final})
+    # Budgets count the episodes trained. Runs that played more (filter_groups) are taken where the
+    # final evaluation is the one budget, and their rows say how many they played.
+    per_update = results[0].episodes_per_update if budgets == [final] else fixed_episodes_per_update(results)
     rooms = {r.evaluation[split]["episodes"] for r in results} | {data["untrained"][split]["episodes"]}
     if len(rooms) != 1:
         raise ValueError(f"the evaluations played different numbers of episodes: {sorted(rooms)}")
@@ -197,9 +199,14 @@ def seeds_result(data: dict[str, Any], split: str, differences: list[dict[str, s
         }
         metrics = [m for r in runs for m in r.metrics]
         phases = {phase: round(v) for phase, v in mean_phase_seconds(metrics).items()}
+        differs = " ".join(o for o in ARMS[arm.name].overrides if o not in ARMS["grpo"].overrides)
+        played = [r.episodes_through(final) for r in runs]
+        if any(p != final * per_update for p in played):
+            mean_played = f"{sum(played) / len(played):.0f} episodes played a seed, {final * per_update} trained"
+            differs = f"{differs}; {mean_played}" if differs else mean_played
         row: dict[str, Any] = {
             "name": arm.name,
-            "differs": " ".join(o for o in ARMS[arm.name].overrides if o not in ARMS["grpo"].overrides),
+            "differs": differs,
             "seeds": [r.config.seed for r in runs],
             "won": {k: v if isinstance(v, list) else [v] for k, v in won.items()},
             "train_success_percent": [

@@ -386,9 +386,17 @@ def test_a_comparison_becomes_a_table_of_tasks_won_per_family_summed_over_seeds(
     assert columns == ["arm", "look", "clean"]
     assert rows == [["warm start", "0/2", "1/2"], ["grpo (seeds 0, 1)", "3/4", "2/2"]]
     # runs that played more episodes an update than tasks x group (filter_groups) are refused by --seeds
+    # where a curve's budgets would be headed by one count of episodes ...
     data["runs"][1]["metrics"][0]["episodes_played"] = 8
     with pytest.raises(ValueError, match="filter_groups"):
         comparison_result.seeds_result(data, "valid_unseen", [])
+    # ... and taken where the final evaluation is the one budget, their row saying what they played
+    for run in data["runs"]:
+        run["evaluation_curve"] = {"2": run["evaluation"]["valid_unseen"]}
+    result = comparison_result.seeds_result(data, "valid_unseen", [])
+    assert result["episodes"] == [8]  # 2 updates of 2x2 episodes trained
+    # seed 0 played 4 + 4, seed 1 8 + 4: a mean of 10
+    assert result["arms"][0]["differs"] == "10 episodes played a seed, 8 trained"
 
 
 def test_two_parts_of_one_comparison_over_seeds_merge_into_one_table():
