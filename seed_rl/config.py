@@ -92,7 +92,8 @@ class RolloutKeys:
     history_format: str = "full"
     visual: bool = False
     # DAPO's dynamic sampling (seed_rl/train/phases/group_filter.py): further rounds of new tasks until
-    # tasks_per_update groups differ in outcome reward, at most max_rollout_rounds rounds; tied groups fill the rest
+    # tasks_per_update groups differ in outcome (won or score, penalties aside), at most max_rollout_rounds
+    # rounds; tied groups fill the rest
     filter_groups: bool = False
     max_rollout_rounds: int = 3
 

@@ -6,6 +6,7 @@ import pytest
 
 from seed_rl.rollout import Episode, StepRow
 from seed_rl.train.phases.group_filter import differing_groups, keep_groups
+from seed_rl.train.phases.update_batch import outcome_reward, task_outcome
 
 
 def played(groups: list[tuple[str, list[bool]]]) -> tuple[list[Episode], list[float]]:
@@ -46,6 +47,19 @@ from seed_rl.config import ConfigError, load_config  # noqa: E402
 from seed_rl.train.trainer import Trainer  # noqa: E402
 
 
+def test_groups_are_compared_by_their_outcomes_not_by_invalid_action_penalties():
+    """Two lost episodes of one group, one with an invalid step (penalty 0.1): their rewards differ,
+    their outcomes do not, so the group is tied for dynamic sampling; a won one differs."""
+    episodes, _ = played([("a", [False, False]), ("b", [True, False])])
+    invalid = episodes[1].rows[0]
+    invalid.action_valid, invalid.reward = False, invalid.env_reward - 0.1
+    rewards = [outcome_reward(e, "won") for e in episodes]
+    assert rewards[:2] == [0.0, pytest.approx(-0.1)] and differing_groups(episodes, rewards) == 2
+    outcomes = [task_outcome(e, "won") for e in episodes]
+    assert outcomes == [0.0, 0.0, 1.0, 0.0] and differing_groups(episodes, outcomes) == 1
+    assert task_outcome(episodes[1], "return") == pytest.approx(0.0)  # the shaped return, less the penalty
+
+
 def test_an_update_keeps_the_groups_that_differ_and_counts_every_episode_played(tmp_path):
     """On the tiny corridor (a random policy wins some episodes), groups of 2 often tie: the run
     plays further rounds until 4 groups differ (at most 3 rounds), keeps those, and its metrics
@@ -65,11 +79,11 @@ def test_an_update_keeps_the_groups_that_differ_and_counts_every_episode_played(
     for u in range(3):
         rounds.clear()
         kept, left_out = trainer.rollout(u)
-        differ = [differing_groups(r, trainer.outcome_rewards(r)) for r in rounds]
+        differ = [differing_groups(r, trainer.task_outcomes(r)) for r in rounds]
         assert all(sum(differ[:n]) < 4 for n in range(1, len(rounds)))  # each further round was needed
         assert len(rounds) == 3 or sum(differ) >= 4  # and the rounds stop once 4 differ
         assert len(kept) == 8 and len(kept) + len(left_out) == 8 * len(rounds)
-        assert differing_groups(kept, trainer.outcome_rewards(kept)) == min(4, sum(differ))
+        assert differing_groups(kept, trainer.task_outcomes(kept)) == min(4, sum(differ))
         assert {e.group for e in kept} == {0, 1, 2, 3} and [e.index for e in kept] == list(range(8))
         second_rounds += len(rounds) > 1
     assert second_rounds, "no update needed a second round: the test shows nothing"

@@ -76,9 +76,9 @@ from seed_rl.train.phases.update_batch import (
     UpdateBatch,
     advantage_batch,
     merge_batches,
-    outcome_reward,
     skill_log_rows,
     slowest_seconds,
+    task_outcome,
     update_metrics,
 )
 from seed_rl.train.setup.run_config import resolve_run_config
@@ -336,14 +336,15 @@ class Trainer:
             episodes = self.play_round(u, 0)
             if not cfg.filter_groups:
                 return episodes, []
-            rounds = [(episodes, self.outcome_rewards(episodes))]
+            rounds = [(episodes, self.task_outcomes(episodes))]
             while sum(differing_groups(*r) for r in rounds) < share and len(rounds) < cfg.max_rollout_rounds:
                 episodes = self.play_round(u, len(rounds))
-                rounds.append((episodes, self.outcome_rewards(episodes)))
+                rounds.append((episodes, self.task_outcomes(episodes)))
         return keep_groups(rounds, share, first_group=self.rank * share)
 
-    def outcome_rewards(self, episodes: list[Episode]) -> list[float]:
-        return [outcome_reward(e, self.cfg.reward) for e in episodes]
+    def task_outcomes(self, episodes: list[Episode]) -> list[float]:
+        """Each episode's outcome without invalid-action penalties, by which ``filter_groups`` compares groups."""
+        return [task_outcome(e, self.cfg.reward) for e in episodes]
 
     def play_round(self, u: int, round_: int) -> list[Episode]:
         """One round of this process's share of ``tasks_per_update`` groups."""

@@ -1,5 +1,7 @@
 """Dynamic sampling (DAPO, Yu et al. 2025; ``filter_groups`` in verl): an update trains on the groups
-whose outcome rewards differ.
+whose outcomes differ: won (or score) without the invalid-action penalties
+(:func:`~seed_rl.train.phases.update_batch.task_outcome`), as DAPO compares groups by accuracy. The
+advantage still takes the penalties: they rank a kept group's episodes, but never make a group kept.
 
 A group whose episodes all earn the same outcome reward has GRPO advantage ``A_i = 0`` on every
 token (``A_i = (R_i - mean(R)) / std(R)``, with every ``R_i`` equal), so its rows move the policy

@@ -44,10 +44,23 @@ class UpdateBatch:
     left_out_won: list[bool] = field(default_factory=list)
 
 
+def invalid_penalties(episode: Episode) -> float:
+    """The invalid-action penalties the rollout added to the episode's step rewards (0 or less)."""
+    return sum(row.reward - row.env_reward for row in episode.rows)
+
+
+def task_outcome(episode: Episode, kind: str) -> float:
+    """What the episode achieved at its task: ``R`` (:func:`outcome_reward`) without the
+    invalid-action penalties. Dynamic sampling compares groups by it, as DAPO compares them by
+    accuracy, so a group whose episodes differ only in their invalid actions is not taken for one
+    whose outcomes differ."""
+    return outcome_reward(episode, kind) - invalid_penalties(episode)
+
+
 def outcome_reward(episode: Episode, kind: str) -> float:
     """The trajectory's outcome reward ``R``: its shaped return, or won / score plus the
     invalid-action penalties the rollout applied."""
-    penalties = sum(row.reward - row.env_reward for row in episode.rows)
+    penalties = invalid_penalties(episode)
     if kind == "return":
         return episode.ret
     if kind == "won":
