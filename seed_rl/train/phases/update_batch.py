@@ -51,21 +51,21 @@ def invalid_penalties(episode: Episode) -> float:
 
 def task_outcome(episode: Episode, kind: str) -> float:
     """What the episode achieved at its task: ``R`` (:func:`outcome_reward`) without the
-    invalid-action penalties. Dynamic sampling compares groups by it, as DAPO compares them by
-    accuracy, so a group whose episodes differ only in their invalid actions is not taken for one
-    whose outcomes differ."""
-    return outcome_reward(episode, kind) - invalid_penalties(episode)
+    invalid-action penalties (the env's own return, won or score). Dynamic sampling compares groups
+    by it, as DAPO compares them by accuracy, so a group whose episodes differ only in their invalid
+    actions is not taken for one whose outcomes differ. Read from the episode, not computed as
+    ``R`` less the penalties, so that equal outcomes compare equal to the last bit."""
+    if kind == "return":
+        return sum(row.env_reward for row in episode.rows)
+    return float(episode.won) if kind == "won" else episode.score
 
 
 def outcome_reward(episode: Episode, kind: str) -> float:
     """The trajectory's outcome reward ``R``: its shaped return, or won / score plus the
     invalid-action penalties the rollout applied."""
-    penalties = invalid_penalties(episode)
     if kind == "return":
         return episode.ret
-    if kind == "won":
-        return float(episode.won) + penalties
-    return episode.score + penalties
+    return task_outcome(episode, kind) + invalid_penalties(episode)
 
 
 def advantage_batch(episodes: list[Episode], cfg: TrainConfig) -> UpdateBatch:
