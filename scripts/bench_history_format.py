@@ -21,12 +21,15 @@ writes for the expert's action).
         [--out runs/bench_history_format.json] [key=value ...]
 
 The overrides apply to both formats (``dtype=float32``, ``threads=2``); ``warm_start=none`` is
-always added: the bench times one update of the model it loads.
+always added: the bench times one update of the model it loads. ``--dtypes float32,bfloat16`` times
+each format in each dtype, in one process (the report's keys are then ``FORMAT/DTYPE``); the expert
+path, and so every prompt, is the same in all of them, and only the policy's sampled replies differ.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import sys
@@ -172,6 +175,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--noise", type=float, default=0.2, help="the expert's random-action rate")
     parser.add_argument("--count-episodes", type=int, default=96, help="expert episodes whose tokens are counted")
     parser.add_argument("--no-timing", action="store_true", help="count tokens only (no model pass)")
+    parser.add_argument("--dtypes", default="", help="comma-separated dtypes, each format timed in each")
     parser.add_argument("--out", default="runs/bench_history_format.json")
     parser.add_argument("overrides", nargs="*", help="key=value, for both formats")
     args = parser.parse_args(argv)
@@ -182,21 +186,23 @@ def main(argv: list[str] | None = None) -> dict:
         "overrides": args.overrides,
         "noise": args.noise,
     }
-    for fmt in args.formats.split(","):
+    dtypes = [d for d in args.dtypes.split(",") if d]
+    for fmt, dtype in itertools.product(args.formats.split(","), dtypes or [None]):
+        name = fmt if dtype is None else f"{fmt}/{dtype}"
         run_dir = Path(tempfile.mkdtemp()) / fmt
         extra = ["warm_start=none", "progress=false", f"history_format={fmt}", f"run_dir={run_dir}"]
-        cfg = load_config(args.config, [*args.overrides, *extra])
+        cfg = load_config(args.config, [*args.overrides, *extra, *([f"dtype={dtype}"] if dtype else [])])
         trainer = Trainer(cfg)
         try:
             entry: dict[str, Any] = {"dtype": trainer.cfg.dtype, "tasks": cfg.tasks_per_update, "group": cfg.group_size}
             entry["counted"] = counted_tokens(trainer, args.count_episodes, args.noise)
-            print(f"{fmt}: counted {entry['counted']}", flush=True)
+            print(f"{name}: counted {entry['counted']}", flush=True)
             if not args.no_timing:
                 entry["update"] = timed_update(trainer, args.noise)
-                print(f"{fmt}: update {entry['update']}", flush=True)
+                print(f"{name}: update {entry['update']}", flush=True)
         finally:
             trainer.close()
-        report[fmt] = entry
+        report[name] = entry
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=1), encoding="utf-8")
     print(f"wrote {args.out}")

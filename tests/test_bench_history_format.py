@@ -36,3 +36,15 @@ def test_both_formats_time_one_update_on_the_same_expert_path(tmp_path):
         k: v for k, v in actions["counted"]["section_tokens_per_step"].items() if k != "history"
     }
     assert out.is_file() and "sokoban_grpo" in report["command"]
+
+
+def test_dtypes_time_each_format_in_each_dtype_on_the_same_prompts(tmp_path):
+    argv = ["--config", "sokoban_grpo", "--formats", "full", "--dtypes", "float32,bfloat16", "--count-episodes", "2"]
+    overrides = ["model=tiny-random", "tasks_per_update=1", "group_size=2", "max_steps=3", "--noise", "0"]
+    report = bench_history_format.main([*argv, "--out", str(tmp_path / "bench.json"), *overrides])
+    fp32, bf16 = report["full/float32"], report["full/bfloat16"]
+    assert (fp32["dtype"], bf16["dtype"]) == ("float32", "bfloat16")
+    assert "full" not in report  # one key per format and dtype
+    # the expert path, and so every prompt, is the same in both dtypes
+    assert fp32["update"]["rows"] == bf16["update"]["rows"] > 0
+    assert fp32["update"]["prompt_tokens"] == bf16["update"]["prompt_tokens"]
