@@ -168,6 +168,55 @@ def counted_tokens(trainer: Trainer, count: int, noise: float) -> dict[str, Any]
     }
 
 
+def result_table(report: dict[str, Any], names: list[str], machine: str) -> dict[str, Any]:
+    """The timed updates of ``report`` as a ``docs/results/`` table (``scripts/result_kinds.py``): a row
+    per format and dtype, then each later row's seconds as a ratio of the first's. ``update s`` is
+    every phase after the rollout (the passes that score the rows, and the optimizer steps)."""
+    updates = {name: report[name]["update"] for name in names}
+    first = names[0]
+    config = report["config"]
+
+    def seconds(update: dict[str, Any]) -> tuple[float, float, float]:
+        rollout = update["seconds"].get("rollout", 0.0)
+        return rollout, update["total_s"] - rollout, update["total_s"]
+
+    rows = []
+    for name, update in updates.items():
+        rollout, after, total = seconds(update)
+        rows.append(
+            [
+                f"`{name}`",
+                f"{update['tokens']:,} ({update['prompt_tokens']:,} + {update['reply_tokens']:,})"
+                f" over {update['rows']} rows",
+                f"{update['tokens_per_row']:.0f}",
+                f"{rollout:.0f}",
+                f"{after:.0f}",
+                f"**{total:.0f}**",
+            ]
+        )
+    for name in names[1:]:
+        pairs = zip(seconds(updates[first]), seconds(updates[name]), strict=True)
+        ratios = [b / a if a else float("nan") for a, b in pairs]
+        tokens = updates[name]["tokens"] / updates[first]["tokens"]
+        rows.append([f"{name} / {first}", f"{tokens:.2f}", "", *(f"{r:.2f}" for r in ratios)])
+    entry = report[first]
+    return {
+        "kind": "table",
+        "date": report["date"],
+        "machine": machine,
+        "command": report["command"],
+        "columns": [
+            f"`{config}`, {entry['tasks']} tasks x {entry['group']}, format/dtype",
+            "tokens per update (prompt + reply)",
+            "tokens per row",
+            "rollout s",
+            "update s",
+            "total s",
+        ],
+        "rows": rows,
+    }
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="alfworld_warm")
@@ -177,8 +226,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--no-timing", action="store_true", help="count tokens only (no model pass)")
     parser.add_argument("--dtypes", default="", help="comma-separated dtypes, each format timed in each")
     parser.add_argument("--out", default="runs/bench_history_format.json")
+    parser.add_argument("--result", default=None, help="also write the timings as a docs/results/ table here")
+    parser.add_argument("--machine", default="", help="with --result: what it ran on")
     parser.add_argument("overrides", nargs="*", help="key=value, for both formats")
     args = parser.parse_args(argv)
+    if args.result and (args.no_timing or not args.machine):
+        parser.error("--result needs the timed updates (no --no-timing) and --machine")
     report: dict[str, Any] = {
         "command": "python scripts/bench_history_format.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -187,6 +240,7 @@ def main(argv: list[str] | None = None) -> dict:
         "noise": args.noise,
     }
     dtypes = [d for d in args.dtypes.split(",") if d]
+    names: list[str] = []
     for fmt, dtype in itertools.product(args.formats.split(","), dtypes or [None]):
         name = fmt if dtype is None else f"{fmt}/{dtype}"
         run_dir = Path(tempfile.mkdtemp()) / fmt
@@ -203,9 +257,13 @@ def main(argv: list[str] | None = None) -> dict:
         finally:
             trainer.close()
         report[name] = entry
+        names.append(name)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=1), encoding="utf-8")
     print(f"wrote {args.out}")
+    if args.result:
+        Path(args.result).write_text(json.dumps(result_table(report, names, args.machine), indent=1) + "\n")
+        print(f"wrote {args.result}")
     return report
 
 
