@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import shlex
 import statistics
 import sys
 import tempfile
@@ -233,7 +234,7 @@ def main(argv: list[str] | None = None) -> dict:
     if args.result and (args.no_timing or not args.machine):
         parser.error("--result needs the timed updates (no --no-timing) and --machine")
     report: dict[str, Any] = {
-        "command": "python scripts/bench_history_format.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": shlex.join(["python", "scripts/bench_history_format.py", *(sys.argv[1:] if argv is None else argv)]),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "config": args.config,
         "overrides": args.overrides,
