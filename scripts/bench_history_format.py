@@ -169,6 +169,13 @@ def counted_tokens(trainer: Trainer, count: int, noise: float) -> dict[str, Any]
     }
 
 
+def row_label(name: str, code: bool = True) -> str:
+    """``full/float32`` as a table shows it: ```full`, float32`` (the format is the config's value)."""
+    fmt, _, dtype = name.partition("/")
+    shown = f"`{fmt}`" if code else fmt
+    return f"{shown}, {dtype}" if dtype else shown
+
+
 def result_table(report: dict[str, Any], names: list[str], machine: str) -> dict[str, Any]:
     """The timed updates of ``report`` as a ``docs/results/`` table (``scripts/result_kinds.py``): a row
     per format and dtype, then each later row's seconds as a ratio of the first's. ``update s`` is
@@ -186,7 +193,7 @@ def result_table(report: dict[str, Any], names: list[str], machine: str) -> dict
         rollout, after, total = seconds(update)
         rows.append(
             [
-                f"`{name}`",
+                row_label(name),
                 f"{update['tokens']:,} ({update['prompt_tokens']:,} + {update['reply_tokens']:,})"
                 f" over {update['rows']} rows",
                 f"{update['tokens_per_row']:.0f}",
@@ -199,7 +206,8 @@ def result_table(report: dict[str, Any], names: list[str], machine: str) -> dict
         pairs = zip(seconds(updates[first]), seconds(updates[name]), strict=True)
         ratios = [b / a if a else float("nan") for a, b in pairs]
         tokens = updates[name]["tokens"] / updates[first]["tokens"]
-        rows.append([f"{name} / {first}", f"{tokens:.2f}", "", *(f"{r:.2f}" for r in ratios)])
+        ratio_label = f"{row_label(name, code=False)} / {row_label(first, code=False)}"
+        rows.append([ratio_label, f"{tokens:.2f}", "", *(f"{r:.2f}" for r in ratios)])
     entry = report[first]
     return {
         "kind": "table",
@@ -207,7 +215,7 @@ def result_table(report: dict[str, Any], names: list[str], machine: str) -> dict
         "machine": machine,
         "command": report["command"],
         "columns": [
-            f"`{config}`, {entry['tasks']} tasks x {entry['group']}, format/dtype",
+            f"`{config}`, {entry['tasks']} tasks x {entry['group']}, format, dtype",
             "tokens per update (prompt + reply)",
             "tokens per row",
             "rollout s",

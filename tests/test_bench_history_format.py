@@ -55,7 +55,7 @@ def test_dtypes_time_each_format_in_each_dtype_on_the_same_prompts(tmp_path):
     # the result file: a row per dtype, then the second's as a ratio of the first's, as render_results reads it
     table = json.loads(result.read_text())
     assert table["kind"] == "table" and table["machine"] == "this machine"
-    assert [r[0] for r in table["rows"]] == ["`full/float32`", "`full/bfloat16`", "full/bfloat16 / full/float32"]
+    assert [r[0] for r in table["rows"]] == ["`full`, float32", "`full`, bfloat16", "full, bfloat16 / full, float32"]
     ratio = bf16["update"]["total_s"] / fp32["update"]["total_s"]  # (the table's seconds are rounded)
     assert float(table["rows"][2][-1]) == pytest.approx(ratio, abs=0.006)
     assert len(result_kinds.table(table)) == 2 + 3
