@@ -170,7 +170,8 @@ def counted_tokens(trainer: Trainer, count: int, noise: float) -> dict[str, Any]
 
 
 def row_label(name: str, code: bool = True) -> str:
-    """``full/float32`` as a table shows it: ```full`, float32`` (the format is the config's value)."""
+    """A timed update's name as its table row shows it: ``full/float32`` becomes "`full`, float32" (the
+    format as code, the value a config writes; a slash inside backticks would read as a path)."""
     fmt, _, dtype = name.partition("/")
     shown = f"`{fmt}`" if code else fmt
     return f"{shown}, {dtype}" if dtype else shown
